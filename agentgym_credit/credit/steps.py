@@ -1,0 +1,155 @@
+"""``StepArrays``: the flat, columnar input of every advantage estimator.
+
+One row per environment step. Rows may come in any order; estimators return results in input
+order. ``history_keys[:, k]`` is the fingerprint of the level-k context C_k(t) = (s_{t-k}..s_t);
+a level that does not exist (t < k) holds :data:`agentgym_credit.keys.MISSING` (``0``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from agentgym_credit.errors import StepArraysError
+from agentgym_credit.keys import MISSING
+
+
+@dataclass(frozen=True)
+class StepArrays:
+    """Flat arrays, one row per step (see module docstring).
+
+    Fields: ``group_id``, ``traj_id``, ``t`` (int64), ``reward`` (float64), ``done`` (bool),
+    ``state_key``, ``obs_key`` (uint64), ``history_keys`` (uint64, ``[n, K+1]``; defaults to
+    ``state_key[:, None]``), ``valid`` (bool; defaults to all ``True``), ``value`` (float64 or
+    ``None``; needed by GAE only).
+
+    >>> import numpy as np
+    >>> s = StepArrays.from_lists(group_id=[0, 0], traj_id=[0, 1], t=[0, 0], reward=[1.0, 0.0],
+    ...                           done=[True, True], state_key=[7, 7], obs_key=[7, 7])
+    >>> s.n, s.num_levels
+    (2, 1)
+    """
+
+    group_id: np.ndarray
+    traj_id: np.ndarray
+    t: np.ndarray
+    reward: np.ndarray
+    done: np.ndarray
+    state_key: np.ndarray
+    obs_key: np.ndarray
+    history_keys: np.ndarray | None = None
+    valid: np.ndarray | None = None
+    value: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        conv = {
+            "group_id": np.int64, "traj_id": np.int64, "t": np.int64, "reward": np.float64,
+            "done": np.bool_, "state_key": np.uint64, "obs_key": np.uint64, "valid": np.bool_,
+            "value": np.float64,
+        }
+        arrays: dict[str, np.ndarray | None] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if v is None:
+                arrays[f.name] = None
+                continue
+            a = np.asarray(v)
+            if f.name == "history_keys":
+                a = _as_uint64(a, f.name)
+                if a.ndim != 2:
+                    raise StepArraysError(f"history_keys must have shape [n, K+1], got {a.shape}")
+            else:
+                if a.ndim != 1:
+                    raise StepArraysError(f"{f.name} must be 1-D, got shape {a.shape}")
+                a = _as_uint64(a, f.name) if conv[f.name] is np.uint64 else _cast(a, conv[f.name], f.name)
+            arrays[f.name] = a
+        n = len(arrays["group_id"])
+        for name, a in arrays.items():
+            if a is not None and len(a) != n:
+                raise StepArraysError(f"{name} has {len(a)} rows, group_id has {n}")
+        if arrays["history_keys"] is None:
+            arrays["history_keys"] = arrays["state_key"][:, None].copy()
+        if arrays["valid"] is None:
+            arrays["valid"] = np.ones(n, dtype=bool)
+        for name, a in arrays.items():
+            object.__setattr__(self, name, a)
+        self._validate()
+
+    @classmethod
+    def from_lists(cls, **columns) -> StepArrays:
+        """Build from Python lists or arrays (same keywords as the fields)."""
+        return cls(**columns)
+
+    @property
+    def n(self) -> int:
+        """Number of rows (steps)."""
+        return int(len(self.group_id))
+
+    @property
+    def num_levels(self) -> int:
+        """K+1, the number of history levels in ``history_keys``."""
+        return int(self.history_keys.shape[1])
+
+    def _validate(self) -> None:
+        if not np.all(np.isfinite(self.reward)):
+            bad = int(np.flatnonzero(~np.isfinite(self.reward))[0])
+            raise StepArraysError(f"reward must be finite; row {bad} holds {self.reward[bad]}")
+        if self.value is not None and not np.all(np.isfinite(self.value)):
+            raise StepArraysError("value must be finite")
+        if self.n == 0:
+            return
+        if np.any(self.t < 0):
+            raise StepArraysError("step index t must be >= 0")
+        order = np.lexsort((self.t, self.traj_id))
+        traj, t, grp = self.traj_id[order], self.t[order], self.group_id[order]
+        starts = np.r_[True, traj[1:] != traj[:-1]]
+        # within a trajectory, t must run 0, 1, 2, ... with no gap and no repeat
+        seg = np.cumsum(starts) - 1
+        first = np.flatnonzero(starts)
+        expected = np.arange(len(t)) - first[seg]
+        if np.any(t != expected):
+            i = int(np.flatnonzero(t != expected)[0])
+            raise StepArraysError(
+                f"trajectory {traj[i]} has missing or repeated step indices (expected t={expected[i]}, "
+                f"found t={t[i]})"
+            )
+        mixed = (~starts) & (grp != np.r_[grp[:1], grp[:-1]])
+        if np.any(mixed):
+            i = int(np.flatnonzero(mixed)[0])
+            raise StepArraysError(f"trajectory {traj[i]} is spread over groups {grp[i - 1]} and {grp[i]}")
+        last = np.r_[starts[1:], True]
+        early = self.done[order] & ~last
+        if np.any(early):
+            i = int(np.flatnonzero(early)[0])
+            raise StepArraysError(f"trajectory {traj[i]} has done=True at t={t[i]}, before its last step")
+
+    def select(self, mask: np.ndarray) -> StepArrays:
+        """Rows where ``mask`` holds (whole trajectories must be kept whole)."""
+        return StepArrays(**{f.name: (None if getattr(self, f.name) is None else getattr(self, f.name)[mask])
+                             for f in fields(self)})
+
+
+def _cast(a: np.ndarray, dtype, name: str) -> np.ndarray:
+    try:
+        return a.astype(dtype, copy=False)
+    except (TypeError, ValueError) as e:
+        raise StepArraysError(f"{name} cannot be read as {np.dtype(dtype).name}: {e}") from None
+
+
+def _as_uint64(a: np.ndarray, name: str) -> np.ndarray:
+    if a.dtype == np.uint64:
+        return a
+    if a.dtype.kind == "i":
+        return a.astype(np.uint64)  # reinterpret negative signed hashes bit-for-bit
+    if a.dtype.kind == "u":
+        return a.astype(np.uint64)
+    if a.dtype == object or a.size == 0:
+        try:
+            return np.array([int(x) & 0xFFFFFFFFFFFFFFFF for x in a.ravel()], dtype=np.uint64).reshape(a.shape)
+        except (TypeError, ValueError) as e:
+            raise StepArraysError(f"{name} must hold integer keys: {e}") from None
+    raise StepArraysError(f"{name} must hold integer (uint64) keys, got dtype {a.dtype}")
+
+
+__all__ = ["StepArrays", "MISSING"]

@@ -1,0 +1,154 @@
+"""Base class of every ``credit/*`` environment: the env contract in one place.
+
+``CreditEnv`` is a ``gymnasium.Env[str, str]`` that
+
+- uses :class:`TextSpace` for observations and actions;
+- rejects pathological action text *before* it reaches the engine (not a ``str``, longer than
+  ``max_action_length``, NUL or other control characters): such a step is a documented no-op —
+  the state does not change, the observation is repeated, the reward is ``invalid_action_reward``
+  (0 unless set) and ``info["action_valid"] = False``;
+- raises :class:`~agentgym_credit.errors.ResetNeeded` on ``step`` before ``reset`` or after the
+  episode ended (a clear error, not a silent extra transition);
+- completes and checks ``info`` on reset and on every step: ``state_key``, ``obs_key``,
+  ``admissible_actions``, ``task_id``, ``won``, ``action_valid``.
+
+Subclasses implement :meth:`_reset_impl` and :meth:`_step_impl` and return ``info`` with at least
+``state_key``, ``admissible_actions``, ``task_id`` and ``won``; ``obs_key`` defaults to the
+normalized observation text and ``action_valid`` to ``True``.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+
+from agentgym_credit.errors import ContractViolation, ResetNeeded
+from agentgym_credit.keys import normalize_text
+
+CONTRACT_INFO_KEYS: tuple[str, ...] = (
+    "state_key",
+    "obs_key",
+    "admissible_actions",
+    "task_id",
+    "won",
+    "action_valid",
+)
+"""Keys every ``credit/*`` env puts in ``info`` on reset and on every step."""
+
+TEXT_CHARSET: str = string.printable
+MAX_OBS_LENGTH = 100_000
+MAX_ACTION_LENGTH = 8_192
+
+
+class TextSpace(gym.spaces.Text):
+    """``gymnasium.spaces.Text`` over printable ASCII with a generous maximum length."""
+
+    def __init__(self, max_length: int, min_length: int = 0, seed: int | None = None):
+        super().__init__(max_length=max_length, min_length=min_length, charset=TEXT_CHARSET, seed=seed)
+
+
+def _bad_action_reason(action: Any, max_len: int) -> str | None:
+    """Why an action is rejected before it reaches the engine, or ``None`` if it may pass."""
+    if isinstance(action, bytes):
+        return "action is bytes, not str"
+    if not isinstance(action, str):
+        return f"action must be a str, got {type(action).__name__}"
+    if len(action) > max_len:
+        return f"action text is {len(action)} characters, more than max_action_length={max_len}"
+    if any(ord(c) < 32 and c not in "\t\n\r" for c in action) or "\x7f" in action:
+        return "action text contains control characters"
+    return None
+
+
+class CreditEnv(gym.Env[str, str]):
+    """A text environment that honours the agentgym-credit contract (see module docstring)."""
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"]}
+
+    def __init__(
+        self,
+        *,
+        render_mode: str | None = None,
+        invalid_action_reward: float = 0.0,
+        max_action_length: int = MAX_ACTION_LENGTH,
+        max_obs_length: int = MAX_OBS_LENGTH,
+    ):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.invalid_action_reward = float(invalid_action_reward)
+        self.max_action_length = int(max_action_length)
+        self.observation_space = TextSpace(max_obs_length)
+        self.action_space = TextSpace(self.max_action_length)
+        self._needs_reset = True
+        self._last_obs: str = ""
+        self._last_info: dict[str, Any] = {}
+
+    # -- to implement ---------------------------------------------------------------------------
+    def _reset_impl(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """Start an episode (``self.np_random`` is already seeded); return ``(obs, info)``."""
+        raise NotImplementedError
+
+    def _step_impl(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Apply a ``str`` action; an inadmissible one must be a no-op with ``action_valid=False``."""
+        raise NotImplementedError
+
+    # -- the contract ---------------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        obs, info = self._reset_impl(dict(options or {}))
+        info = self._complete_info(obs, info)
+        self._needs_reset = False
+        self._last_obs, self._last_info = obs, info
+        return obs, info
+
+    def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        if self._needs_reset:
+            raise ResetNeeded(
+                f"{type(self).__name__}.step() called before reset() or after the episode ended "
+                "(terminated or truncated); call env.reset() to start a new episode"
+            )
+        reason = _bad_action_reason(action, self.max_action_length)
+        if reason is not None:
+            return self._noop(reason)
+        obs, reward, terminated, truncated, info = self._step_impl(action)
+        info = self._complete_info(obs, info)
+        if terminated or truncated:
+            self._needs_reset = True
+        self._last_obs, self._last_info = obs, info
+        return obs, float(reward), bool(terminated), bool(truncated), info
+
+    def _noop(self, reason: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """A rejected action: nothing changes, the observation is repeated."""
+        info = dict(self._last_info)
+        info["action_valid"] = False
+        info["invalid_reason"] = reason
+        return self._last_obs, self.invalid_action_reward, False, False, info
+
+    def _complete_info(self, obs: str, info: dict[str, Any]) -> dict[str, Any]:
+        info.setdefault("obs_key", normalize_text(obs))
+        info.setdefault("action_valid", True)
+        missing = [k for k in CONTRACT_INFO_KEYS if k not in info]
+        if missing:
+            raise ContractViolation(f"{type(self).__name__} left {missing} out of info")
+        return info
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return self._last_obs
+        if self.render_mode == "human":
+            print(self._last_obs)
+        return None
+
+
+def seeded_rng(seed: int | None) -> np.random.Generator:
+    """A numpy Generator for procedural generation that does not touch the env's episode RNG."""
+    return np.random.default_rng(seed)
+
+
+__all__ = ["CreditEnv", "TextSpace", "CONTRACT_INFO_KEYS", "TEXT_CHARSET", "MAX_ACTION_LENGTH", "seeded_rng"]

@@ -1,0 +1,86 @@
+"""The ``credit/`` namespace: every env id, its entry point and a one-line description.
+
+``register_all()`` runs on ``import agentgym_credit``; ``gym.make("agentgym_credit:credit/...")``
+imports the package first, so it works without the import too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+
+
+@dataclass(frozen=True)
+class EnvSpecEntry:
+    id: str
+    entry_point: str
+    description: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    max_episode_steps: int | None = None
+    needs_extra: str | None = None
+
+
+ENVS: tuple[EnvSpecEntry, ...] = (
+    EnvSpecEntry(
+        "credit/GridWorld-v0",
+        "agentgym_credit.envs.gridworld.grid:GridWorldEnv",
+        "Text gridworld with walls, loops, optional traps and slip; exact tabular model.",
+    ),
+    EnvSpecEntry(
+        "credit/AliasedGrid-v0",
+        "agentgym_credit.envs.gridworld.aliased:AliasedGridEnv",
+        "Gridworld where what you carry is not shown: identical text for different true states.",
+    ),
+    EnvSpecEntry(
+        "credit/CueCorridor-v0",
+        "agentgym_credit.envs.gridworld.cue:CueCorridorEnv",
+        "A cue seen early decides the right action at a later state that looks the same (history-dependent).",
+    ),
+    EnvSpecEntry(
+        "credit/Household-v0",
+        "agentgym_credit.envs.gridworld.household:HouseholdEnv",
+        "Small ALFWorld-like household (go to / open / take / put / clean); exact tabular model.",
+    ),
+    EnvSpecEntry(
+        "credit/ALFWorld-v0",
+        "agentgym_credit.envs.alfworld.env:ALFWorldEnv",
+        "The real ALFWorld text engine (TextWorld PDDL): real or generated household games.",
+        needs_extra="alfworld",
+    ),
+    EnvSpecEntry(
+        "credit/TextWorld-v0",
+        "agentgym_credit.envs.alfworld.textworld_env:TextWorldEnv",
+        "TextWorld's own generated games (tw-simple, tw-cooking, tw-coin_collector), cached offline.",
+        needs_extra="alfworld",
+    ),
+    EnvSpecEntry(
+        "credit/WebShop-v0",
+        "agentgym_credit.envs.webshop.env:WebShopEnv",
+        "WebShop text shopping env with its reward function, generated catalog and BM25 search.",
+        needs_extra="webshop",
+    ),
+)
+
+
+def register_all() -> None:
+    """Register every ``credit/*`` id with gymnasium (idempotent)."""
+    for e in ENVS:
+        if e.id in gym.registry:
+            continue
+        gym.register(
+            id=e.id,
+            entry_point=e.entry_point,
+            kwargs=dict(e.kwargs),
+            max_episode_steps=e.max_episode_steps,
+            disable_env_checker=False,
+        )
+
+
+def registered_ids() -> list[str]:
+    """All ``credit/*`` ids."""
+    return [e.id for e in ENVS]
+
+
+__all__ = ["ENVS", "EnvSpecEntry", "register_all", "registered_ids"]

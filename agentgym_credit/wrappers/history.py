@@ -1,0 +1,95 @@
+"""``HistoryFingerprint``: HGPO's historical contexts as stable 64-bit fingerprints.
+
+For step t with states s_0..s_t the level-k context is C_k(t) = (s_{t-k}, ..., s_t), k = 0..K.
+The wrapper adds to ``info``:
+
+- ``history_keys``: ``np.ndarray[uint64]`` of shape ``[K+1]``; entry k is the fingerprint of
+  C_k(t), or :data:`~agentgym_credit.keys.MISSING` (0) when t < k (no padding: a missing level is
+  marked, never faked);
+- ``history_key_full``: fingerprint of the whole history (s_0, ..., s_t);
+- ``history_t``: t, the number of steps taken in this episode.
+
+With ``include_actions=True`` a context also holds the actions between its states,
+C_k(t) = (s_{t-k}, a_{t-k}, ..., a_{t-1}, s_t). Level 0 is always the current state alone, so it
+equals GiGPO's anchor group under either option. A rejected action (``action_valid=False``) still
+counts as a step: the state repeats in the window, as it does in the trajectory.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from agentgym_credit.keys import MISSING, hash_sequence, stable_hash
+
+
+class HistoryFingerprint(gym.Wrapper[str, str, str, str]):
+    """Add ``history_keys`` (levels 0..K) and ``history_key_full`` to ``info``.
+
+    >>> import gymnasium as gym, agentgym_credit
+    >>> env = HistoryFingerprint(gym.make("credit/GridWorld-v0"), depth=2)
+    >>> _, info = env.reset(seed=0)
+    >>> info["history_keys"].tolist()[1:]  # t = 0: levels 1 and 2 do not exist yet
+    [0, 0]
+    """
+
+    def __init__(self, env: gym.Env, depth: int = 4, include_actions: bool = False, key: str = "state_key"):
+        super().__init__(env)
+        if depth < 0:
+            raise ValueError(f"depth must be >= 0, got {depth}")
+        self.depth = int(depth)
+        self.include_actions = bool(include_actions)
+        self.key = key
+        self._states: deque[int] = deque(maxlen=self.depth + 1)
+        self._actions: deque[int] = deque(maxlen=max(self.depth, 1))
+        self._full = 0
+        self._t = 0
+
+    def _annotate(self, info: dict[str, Any]) -> dict[str, Any]:
+        states = list(self._states)
+        actions = list(self._actions) if self.include_actions else []
+        out = np.full(self.depth + 1, MISSING, dtype=np.uint64)
+        n = len(states)
+        for k in range(min(self.depth + 1, n)):
+            window = states[n - 1 - k:]
+            if self.include_actions and k > 0:
+                acts = actions[len(actions) - k:]
+                seq = [window[0]]
+                for a, s in zip(acts, window[1:]):
+                    seq.extend((a, s))
+            else:
+                seq = window
+            out[k] = hash_sequence(seq)
+        info["history_keys"] = out
+        info["history_key_full"] = self._full
+        info["history_t"] = self._t
+        return info
+
+    def _push_state(self, info: dict[str, Any]) -> None:
+        s = stable_hash(info[self.key])
+        self._states.append(s)
+        self._full = hash_sequence([self._full, s])
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._states.clear()
+        self._actions.clear()
+        self._full, self._t = stable_hash(b"history-start"), 0
+        self._push_state(info)
+        return obs, self._annotate(info)
+
+    def step(self, action: str):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self._t += 1
+        if self.include_actions:
+            a = stable_hash(action if isinstance(action, (str, bytes)) else repr(action))
+            self._actions.append(a)
+            self._full = hash_sequence([self._full, a])
+        self._push_state(info)
+        return obs, reward, terminated, truncated, self._annotate(info)
+
+
+__all__ = ["HistoryFingerprint"]
