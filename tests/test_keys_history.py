@@ -1,0 +1,107 @@
+"""Stable keys and the HistoryFingerprint wrapper, on a tiny env defined here."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from agentgym_credit.envs.base import CreditEnv
+from agentgym_credit.errors import ResetNeeded
+from agentgym_credit.keys import MISSING, hash_sequence, normalize_text, stable_hash
+from agentgym_credit.wrappers.history import HistoryFingerprint
+
+
+class Chain(CreditEnv):
+    """States 0..4 on a line; 'right'/'left' move, reaching 4 wins."""
+
+    def _reset_impl(self, options):
+        self.pos = 0
+        return self._obs()
+
+    def _obs(self, valid=True):
+        info = {"state_key": f"pos={self.pos}", "admissible_actions": ["left", "right"],
+                "task_id": "chain", "won": self.pos == 4, "action_valid": valid}
+        return f"You are at {self.pos}.", info
+
+    def _step_impl(self, action):
+        if action not in ("left", "right"):
+            obs, info = self._obs(valid=False)
+            return obs, 0.0, False, False, info
+        self.pos = max(0, self.pos + (1 if action == "right" else -1))
+        obs, info = self._obs()
+        return obs, float(self.pos == 4), self.pos == 4, False, info
+
+
+def test_stable_hash_is_stable_across_processes():
+    code = "from agentgym_credit.keys import stable_hash; print(stable_hash('pos=3'), stable_hash(b'x'))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert [int(x) for x in out] == [stable_hash("pos=3"), stable_hash(b"x")]
+    assert stable_hash("a") != stable_hash("b")
+    assert stable_hash("") != MISSING
+    with pytest.raises(TypeError):
+        stable_hash(3)  # type: ignore[arg-type]
+
+
+def test_normalize_text_ignores_case_and_spacing():
+    assert normalize_text("  You  SEE\n a mug 1. ") == "you see a mug 1."
+
+
+def test_history_levels_are_missing_before_they_exist():
+    env = HistoryFingerprint(Chain(), depth=3)
+    _, info = env.reset(seed=0)
+    hk = info["history_keys"]
+    assert hk.dtype == np.uint64 and hk.shape == (4,)
+    assert hk[0] != MISSING and list(hk[1:]) == [MISSING] * 3
+    _, _, _, _, info = env.step("right")
+    assert info["history_keys"][1] != MISSING and info["history_keys"][2] == MISSING
+    s0, s1 = stable_hash("pos=0"), stable_hash("pos=1")
+    assert info["history_keys"][0] == hash_sequence([s1])
+    assert info["history_keys"][1] == hash_sequence([s0, s1])
+
+
+def test_same_state_different_history_differs_only_above_level0():
+    env = HistoryFingerprint(Chain(), depth=2)
+    env.reset(seed=0)
+    a = env.step("right")[4]  # 0 -> 1
+    env.reset(seed=0)
+    env.step("right")
+    env.step("right")
+    b = env.step("left")[4]  # 0 -> 1 -> 2 -> 1
+    assert a["history_keys"][0] == b["history_keys"][0]
+    assert a["history_keys"][1] != b["history_keys"][1]
+    assert a["history_key_full"] != b["history_key_full"]
+
+
+def test_include_actions_separates_contexts_with_same_states():
+    env = HistoryFingerprint(Chain(), depth=1, include_actions=True)
+    env.reset(seed=0)
+    a = env.step("left")[4]  # stays at 0 (valid move, clipped)
+    env.reset(seed=0)
+    b = env.step("jump")[4]  # invalid: stays at 0
+    assert a["history_keys"][0] == b["history_keys"][0]
+    assert a["history_keys"][1] != b["history_keys"][1]
+    plain = HistoryFingerprint(Chain(), depth=1)
+    plain.reset(seed=0)
+    c = plain.step("left")[4]
+    plain.reset(seed=0)
+    d = plain.step("jump")[4]
+    assert c["history_keys"][1] == d["history_keys"][1]
+
+
+def test_base_env_rejects_bad_actions_and_step_after_done():
+    env = Chain()
+    env.reset(seed=0)
+    for bad in ["x" * 100_000, b"\x00\xff", None, 3, "go\x00"]:
+        obs, r, term, trunc, info = env.step(bad)  # type: ignore[arg-type]
+        assert info["action_valid"] is False and not term and r == 0.0
+        assert info["state_key"] == "pos=0"
+    for _ in range(4):
+        *_, term, _, _ = env.step("right")
+    assert term
+    with pytest.raises(ResetNeeded, match="reset"):
+        env.step("right")
+    with pytest.raises(ValueError):
+        HistoryFingerprint(Chain(), depth=-1)
