@@ -1,0 +1,47 @@
+"""Report writer: markdown tables, CSV round trip, PNG plots, machine header."""
+
+import pytest
+
+from agentgym_credit.bench import report as R
+
+
+def test_markdown_table_layout_and_escaping():
+    t = R.markdown_table(["task", "r"], [["a|b", R.fmt_ci(0.5, 0.01)], ["c", R.fmt_num(float("nan"))]])
+    lines = t.splitlines()
+    assert lines[0] == "| task | r |"
+    assert lines[1] == "| :--- | ---: |"
+    assert lines[2] == "| a\\|b | 0.500 ± 0.010 |"
+    assert lines[3] == "| c | – |"
+    with pytest.raises(ValueError, match="cells"):
+        R.markdown_table(["a", "b"], [[1]])
+
+
+def test_fmt_ci_without_half_width():
+    assert R.fmt_ci(0.25, float("nan"), digits=2) == "0.25"
+    assert R.fmt_ci(float("nan"), 0.1) == "–"
+
+
+def test_csv_round_trip(tmp_path):
+    rows = [{"task": "grid", "N": 4, "pearson": 0.123456789}, {"task": "cue", "N": 8, "extra": "x"}]
+    p = R.write_csv(tmp_path / "sub" / "r.csv", rows)
+    back = R.read_csv(p)
+    assert list(back[0]) == ["task", "N", "pearson", "extra"]
+    assert back[0]["pearson"] == pytest.approx(0.123456789) and back[1]["N"] == 8.0
+    assert back[1]["pearson"] == "" and back[0]["task"] == "grid"
+
+
+def test_plot_panels_writes_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    panels = {"grid": {"grpo": ([2, 4, 8], [0.1, 0.2, 0.3], [0.01, 0.02, 0.03]),
+                       "gigpo": ([2, 4, 8], [0.2, 0.5, 0.7], None)},
+              "cue": {"grpo": ([2, 4], [0.0, 0.1], None)}}
+    p = R.plot_panels(tmp_path / "p.png", panels, "N", "pearson", logx=True, suptitle="t")
+    assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="empty"):
+        R.plot_panels(tmp_path / "q.png", {}, "x", "y")
+
+
+def test_machine_lines_names_command_and_cpu():
+    s = R.machine_lines(["agentgym-credit", "bench", "credit", "--quick"])
+    assert "`agentgym-credit bench credit --quick`" in s and "cpu_count" in s
+    assert list(R.progress(range(3), enable=False)) == [0, 1, 2]
