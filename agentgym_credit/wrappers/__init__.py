@@ -1,5 +1,14 @@
 """Gymnasium wrappers (history fingerprints, action projection) and the grouped rollout collector."""
 
+from agentgym_credit.wrappers.collector import GroupedRolloutCollector, PolicyOutput
 from agentgym_credit.wrappers.history import HistoryFingerprint
+from agentgym_credit.wrappers.rollout_batch import RolloutBatch, Trajectory, TrajectoryTable
 
-__all__ = ["HistoryFingerprint"]
+__all__ = [
+    "HistoryFingerprint",
+    "GroupedRolloutCollector",
+    "PolicyOutput",
+    "RolloutBatch",
+    "Trajectory",
+    "TrajectoryTable",
+]

@@ -1,0 +1,440 @@
+"""``GroupedRolloutCollector``: N rollouts per task from one initial state, one policy call per step.
+
+What lives here:
+
+- :class:`GroupedRolloutCollector`: resets ``group_size`` copies of an env per task with the same
+  seed and task, checks that they share one initial ``state_key``, steps every active episode of
+  every group together, calls the policy **once per step for the whole batch**, and returns a
+  :class:`~agentgym_credit.wrappers.rollout_batch.RolloutBatch`.
+- :class:`PolicyOutput`: the richer policy return (action text + per-step extras).
+- :func:`group_seed`: the reset seed of group ``i`` of a collector seeded with ``seed``.
+
+**Policy convention.** ``policy(observations: list[str], infos: list[dict]) -> list`` with one
+entry per observation, each either
+
+- a ``str`` (the action text),
+- a mapping with an ``"action"`` key — every other key is recorded as a per-step extra
+  (token ids, log-probs, ...), or
+- an object with an ``action`` attribute and an optional ``extras`` mapping (:class:`PolicyOutput`).
+
+``infos[i]`` is the env's info for that observation (``admissible_actions``, ``history_keys``, ...)
+plus ``info["rollout"] = {"group_id", "traj_id", "copy", "t"}`` so that a stateful policy (a chat
+history per trajectory) knows whose turn it is.
+
+**Bad policy output.** Anything but a list/tuple of the right length raises ``TypeError`` /
+``ValueError`` naming the problem (the actions cannot be matched to trajectories); the workers stay
+usable. A single entry that is not a string (or a mapping without ``"action"``) fails only its own
+trajectory, recorded with the error — the rest of the batch goes on.
+
+**Seeding** (identical on every backend). Group ``i`` of the collector's lifetime gets the reset
+seed :func:`group_seed(seed, i) <group_seed>` (or the ``seeds`` given to :meth:`collect`); all its
+copies call ``env.reset(seed=group_seed, options={"task": task})`` — same initial state — and then
+copy ``c`` continues with ``env.unwrapped.np_random`` replaced by a generator seeded from
+``(group_seed, c)``, so that stochastic transitions (slip) differ between copies, reproducibly.
+An env must therefore draw its transition randomness from ``self.np_random``.
+
+**Faults.** An env that raises in ``reset``/``step`` fails its trajectory (error recorded, group
+flagged, env rebuilt before its next use); a worker that dies or does not answer within
+``timeout`` seconds is replaced and its in-flight trajectories are failed; Ctrl-C (or any
+``KeyboardInterrupt`` raised inside ``collect``) terminates the workers before it propagates.
+The collector re-creates them on the next ``collect``.
+
+**Env factories.** ``env`` is an env id (made with ``gym.make(env, **env_kwargs)`` in each worker)
+or a zero-argument callable returning an env. For ``backend="subprocess"`` (spawned processes) and
+``backend="ray"`` the callable must be picklable: a module-level function or class, or a
+``functools.partial`` of one — not a lambda or a local function.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from agentgym_credit.errors import GroupMismatchError
+from agentgym_credit.wrappers.progress import RolloutProgress
+from agentgym_credit.wrappers.rollout_batch import RolloutBatch, TrajectoryTable
+from agentgym_credit.wrappers.workers import Backend, EnvFactory, EnvFailure, make_backend
+
+Policy = Callable[[list[str], list[dict[str, Any]]], Sequence[Any]]
+
+
+@dataclass
+class PolicyOutput:
+    """One policy decision: the action text and extras recorded with the step.
+
+    >>> PolicyOutput("go north", {"logprob": -0.1}).extras["logprob"]
+    -0.1
+    """
+
+    action: str
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def group_seed(seed: int, index: int) -> int:
+    """Reset seed of the ``index``-th group collected by a collector seeded with ``seed``."""
+    return int(np.random.SeedSequence([int(seed), int(index)]).generate_state(1, np.uint32)[0])
+
+
+def _parse_policy_output(out: Any, n: int) -> tuple[list[Any], list[dict[str, Any]], list[str | None]]:
+    """Actions, extras and per-entry errors from a policy's return value."""
+    if isinstance(out, (str, bytes)) or not isinstance(out, (Sequence, np.ndarray)):
+        raise TypeError(
+            f"policy must return a list with one action per observation, got {type(out).__name__}"
+        )
+    out = list(out)
+    if len(out) != n:
+        raise ValueError(f"policy returned {len(out)} actions for {n} observations; it must return exactly one "
+                         "action per observation, in order")
+    actions: list[Any] = []
+    extras: list[dict[str, Any]] = []
+    errors: list[str | None] = []
+    for i, item in enumerate(out):
+        ex: dict[str, Any] = {}
+        if isinstance(item, str):
+            a = item
+        elif isinstance(item, Mapping):
+            a = item.get("action")
+            ex = {k: v for k, v in item.items() if k != "action"}
+            if "action" not in item:
+                actions.append(None)
+                extras.append(ex)
+                errors.append(f"TypeError: policy output {i} is a mapping without an 'action' key")
+                continue
+        elif hasattr(item, "action"):
+            a = item.action
+            ex = dict(getattr(item, "extras", None) or {})
+        else:
+            a = item
+        actions.append(a)
+        extras.append(ex)
+        errors.append(None if isinstance(a, str) else
+                      f"TypeError: policy returned {type(a).__name__} {a!r:.80} as action {i}; actions must be str")
+    return actions, extras, errors
+
+
+class _Columns:
+    """Row and trajectory accumulators of one ``collect`` call."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list] = {k: [] for k in (
+            "group_id", "traj_id", "t", "reward", "done", "terminated", "truncated", "action_valid",
+            "state_key", "obs_key", "history_keys", "state_index", "task_id", "observation", "action", "extras")}
+        self.traj: dict[str, list] = {k: [] for k in (
+            "traj_id", "group_id", "copy", "seed", "task_id", "ret", "won", "length", "terminated", "truncated",
+            "failed", "error")}
+
+
+class GroupedRolloutCollector:
+    """Grouped rollouts with a batched policy (see the module docstring for the full contract).
+
+    Args:
+        env: env id (``"credit/GridWorld-v0"``) or a zero-argument env factory.
+        group_size: N, rollouts per task (one group).
+        backend: ``"sync"`` (in process), ``"subprocess"`` or ``"ray"``.
+        num_workers: worker processes/actors (default 1 for sync, ``min(4, cpu count)`` otherwise).
+        max_steps: step limit per trajectory; a trajectory reaching it is truncated (``done``).
+        history_depth: K of :class:`HistoryFingerprint` (``history_keys`` has K+1 levels).
+        include_actions: history contexts include the actions between states.
+        progress: show a tqdm progress bar (if tqdm is installed).
+        seed: collector seed; group reset seeds derive from it and a running group counter.
+        env_kwargs: keyword arguments of ``gym.make`` (env ids only).
+        max_active_groups: groups stepped together (default: all groups of a ``collect`` call);
+            fewer bound the number of live envs to ``max_active_groups * group_size``.
+        timeout: seconds allowed for one worker round trip before the worker counts as dead.
+        start_method: multiprocessing start method of the subprocess backend.
+        ray_options: ``.options(...)`` of each Ray actor (default ``{"num_cpus": 1}``).
+
+    >>> import agentgym_credit
+    >>> from agentgym_credit.wrappers import GroupedRolloutCollector
+    >>> col = GroupedRolloutCollector("credit/GridWorld-v0", group_size=4, progress=False)
+    >>> batch = col.collect(lambda obs, infos: [i["admissible_actions"][0] for i in infos], tasks=2)
+    >>> batch.num_groups, batch.num_trajectories
+    (2, 8)
+    """
+
+    def __init__(
+        self,
+        env: str | Callable[[], gym.Env],
+        group_size: int = 8,
+        *,
+        backend: str = "sync",
+        num_workers: int | None = None,
+        max_steps: int = 100,
+        history_depth: int = 4,
+        include_actions: bool = False,
+        progress: bool = True,
+        seed: int = 0,
+        env_kwargs: dict[str, Any] | None = None,
+        max_active_groups: int | None = None,
+        timeout: float = 300.0,
+        start_method: str = "spawn",
+        ray_options: dict[str, Any] | None = None,
+    ):
+        if isinstance(env, str):
+            self.factory: Callable[[], gym.Env] = EnvFactory(env, tuple(sorted((env_kwargs or {}).items())))
+        elif callable(env):
+            if env_kwargs:
+                raise ValueError("env_kwargs only applies to env ids; bind arguments into your factory instead")
+            self.factory = env
+        else:
+            raise TypeError(f"env must be an env id (str) or a zero-argument factory, got {type(env).__name__}")
+        if int(group_size) < 1:
+            raise ValueError(f"group_size must be >= 1, got {group_size}")
+        if int(max_steps) < 1:
+            raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+        if int(history_depth) < 0:
+            raise ValueError(f"history_depth must be >= 0, got {history_depth}")
+        if max_active_groups is not None and int(max_active_groups) < 1:
+            raise ValueError(f"max_active_groups must be >= 1, got {max_active_groups}")
+        if backend not in ("sync", "subprocess", "ray"):
+            raise ValueError(f"backend must be 'sync', 'subprocess' or 'ray', got {backend!r}")
+        self.env_name = env if isinstance(env, str) else getattr(env, "__qualname__", repr(env))
+        self.group_size = int(group_size)
+        self.backend_name = backend
+        self.num_workers = 1 if backend == "sync" else int(num_workers or min(4, os.cpu_count() or 1))
+        self.max_steps = int(max_steps)
+        self.history_depth = int(history_depth)
+        self.include_actions = bool(include_actions)
+        self.progress = bool(progress)
+        self.seed = int(seed)
+        self.max_active_groups = None if max_active_groups is None else int(max_active_groups)
+        self.timeout = float(timeout)
+        self.start_method = start_method
+        self.ray_options = ray_options
+        self.groups_collected = 0
+        self._backend: Backend | None = None
+
+    # -- workers ----------------------------------------------------------------------------------
+    @property
+    def backend(self) -> Backend:
+        """The running backend (started on first use, again after :meth:`close`)."""
+        if self._backend is None:
+            self._backend = make_backend(
+                self.backend_name, self.factory, history_depth=self.history_depth,
+                include_actions=self.include_actions, num_workers=self.num_workers, timeout=self.timeout,
+                start_method=self.start_method, ray_options=self.ray_options,
+            )
+        return self._backend
+
+    def worker_pids(self) -> list[int]:
+        """Process ids of the env workers (starts them if needed)."""
+        return self.backend.worker_pids()
+
+    def close(self) -> None:
+        """Stop the workers and close every env."""
+        if self._backend is not None:
+            backend, self._backend = self._backend, None
+            backend.close()
+
+    def __enter__(self) -> GroupedRolloutCollector:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _run(self, commands: list[list[tuple]]) -> list[list[Any]]:
+        try:
+            return self.backend.run(commands)
+        except BaseException:
+            self.close()  # a round trip broken half-way leaves the workers in an unknown state
+            raise
+
+    # -- collection -------------------------------------------------------------------------------
+    def collect(self, policy: Policy, tasks: int | Sequence[Any] = 1, *, seeds: Sequence[int] | None = None
+                ) -> RolloutBatch:
+        """Collect one group of ``group_size`` rollouts per task.
+
+        ``tasks`` is a list of tasks (passed as ``options={"task": task}``; ``None`` = the env's
+        default) or an int, the number of groups with the default task. ``seeds`` overrides the
+        reset seed of each group (default: :func:`group_seed` of the collector seed and a counter
+        that runs over the collector's lifetime, so successive calls give new groups).
+        """
+        if isinstance(tasks, (int, np.integer)) and not isinstance(tasks, bool):
+            if tasks < 1:
+                raise ValueError(f"tasks (number of groups) must be >= 1, got {tasks}")
+            task_list: list[Any] = [None] * int(tasks)
+        elif isinstance(tasks, Sequence) and not isinstance(tasks, (str, bytes)):
+            task_list = list(tasks)
+            if not task_list:
+                raise ValueError("tasks is empty")
+        else:
+            raise TypeError(f"tasks must be an int (number of groups) or a list of tasks, got {type(tasks).__name__}")
+        if seeds is None:
+            seed_list = [group_seed(self.seed, self.groups_collected + g) for g in range(len(task_list))]
+        else:
+            seed_list = [int(s) for s in seeds]
+            if len(seed_list) != len(task_list):
+                raise ValueError(f"got {len(seed_list)} seeds for {len(task_list)} tasks")
+        self.groups_collected += len(task_list)
+
+        cols = _Columns()
+        bar = RolloutProgress(len(task_list) * self.group_size, enabled=self.progress)
+        wave = self.max_active_groups or len(task_list)
+        try:
+            for g0 in range(0, len(task_list), wave):
+                self._collect_wave(policy, task_list[g0:g0 + wave], seed_list[g0:g0 + wave], g0, cols, bar)
+        except (KeyboardInterrupt, SystemExit):
+            self.close()
+            raise
+        finally:
+            bar.close()
+        batch = self._build(cols)
+        nf = int(batch.traj.failed.sum())
+        if nf:
+            warnings.warn(f"{nf} of {batch.num_trajectories} trajectories failed "
+                          f"(groups {batch.failed_groups.tolist()[:10]}); see batch.traj.error", stacklevel=2)
+        return batch
+
+    def _collect_wave(self, policy: Policy, tasks: list[Any], seeds: list[int], g0: int,
+                      cols: _Columns, bar: RolloutProgress) -> None:
+        n = self.group_size
+        W = self.num_workers
+        S = len(tasks) * n
+        R, T = cols.rows, cols.traj
+        base = len(T["traj_id"])
+        for s in range(S):
+            g = s // n
+            T["traj_id"].append(base + s)
+            T["group_id"].append(g0 + g)
+            T["copy"].append(s % n)
+            T["seed"].append(seeds[g])
+            T["task_id"].append("" if tasks[g] is None else str(tasks[g]))
+            T["ret"].append(0.0)
+            T["won"].append(False)
+            T["length"].append(0)
+            T["terminated"].append(False)
+            T["truncated"].append(False)
+            T["failed"].append(False)
+            T["error"].append("")
+
+        def fail(s: int, error: str) -> None:
+            T["failed"][base + s] = True
+            T["error"][base + s] = error
+            alive[s] = False
+
+        # reset every copy of every group
+        cmds: list[list[tuple]] = [[] for _ in range(W)]
+        for s in range(S):
+            g = s // n
+            opts = {} if tasks[g] is None else {"task": tasks[g]}
+            cmds[s % W].append(("reset", s, seeds[g], opts, s % n))
+        results = self._run(cmds)
+        alive = [True] * S
+        cur: list[Any] = [None] * S
+        for w in range(W):
+            for s, r in zip(range(w, S, W), results[w]):
+                if isinstance(r, EnvFailure):
+                    fail(s, f"reset failed: {r.error}")
+                else:
+                    cur[s] = r
+                    T["task_id"][base + s] = str(r[4]["task_id"])
+        for g in range(len(tasks)):
+            keys = {cur[s][4]["state_key"] for s in range(g * n, g * n + n) if cur[s] is not None}
+            if len(keys) > 1:
+                shown = ", ".join(repr(k)[:60] for k in list(keys)[:3])
+                raise GroupMismatchError(
+                    f"task {tasks[g]!r} (reset seed {seeds[g]}): the {n} copies started from {len(keys)} different "
+                    f"initial states ({shown}); reset(seed=..., options={{'task': ...}}) must be deterministic"
+                )
+        bar.update(S - sum(alive), 0)
+
+        t_of = [0] * S
+        while True:
+            active = [s for s in range(S) if alive[s]]
+            if not active:
+                break
+            obs = [cur[s][0] for s in active]
+            infos = []
+            for s in active:
+                info = cur[s][4]
+                info["rollout"] = {"group_id": g0 + s // n, "traj_id": base + s, "copy": s % n, "t": t_of[s]}
+                infos.append(info)
+            actions, extras, errors = _parse_policy_output(policy(obs, infos), len(active))
+            cmds = [[] for _ in range(W)]
+            sent: list[list[tuple[int, int]]] = [[] for _ in range(W)]
+            finished = 0
+            for i, s in enumerate(active):
+                if errors[i] is not None:
+                    fail(s, errors[i])
+                    finished += 1
+                    continue
+                cmds[s % W].append(("step", s, actions[i]))
+                sent[s % W].append((s, i))
+            results = self._run(cmds)
+            nsteps = 0
+            for w in range(W):
+                for (s, i), r in zip(sent[w], results[w]):
+                    if isinstance(r, EnvFailure):
+                        fail(s, f"step {t_of[s]} failed: {r.error}")
+                        finished += 1
+                        continue
+                    prev = cur[s]
+                    pinfo = prev[4]
+                    rew, term, trunc, info2 = r[1], r[2], r[3], r[4]
+                    t = t_of[s]
+                    limit = t + 1 >= self.max_steps
+                    done = term or trunc or limit
+                    R["group_id"].append(g0 + s // n)
+                    R["traj_id"].append(base + s)
+                    R["t"].append(t)
+                    R["reward"].append(rew)
+                    R["done"].append(done)
+                    R["terminated"].append(term)
+                    R["truncated"].append(done and not term)
+                    R["action_valid"].append(bool(info2.get("action_valid", True)))
+                    R["state_key"].append(prev[5])
+                    R["obs_key"].append(prev[6])
+                    R["history_keys"].append(pinfo["history_keys"])
+                    R["state_index"].append(pinfo.get("state_index", -1))
+                    R["task_id"].append(T["task_id"][base + s])
+                    R["observation"].append(prev[0])
+                    R["action"].append(actions[i])
+                    R["extras"].append(extras[i])
+                    j = base + s
+                    T["ret"][j] += rew
+                    T["length"][j] = t + 1
+                    T["won"][j] = bool(info2.get("won", False))
+                    nsteps += 1
+                    t_of[s] = t + 1
+                    cur[s] = r
+                    if done:
+                        T["terminated"][j] = term
+                        T["truncated"][j] = not term
+                        alive[s] = False
+                        finished += 1
+            bar.update(finished, nsteps)
+
+    def _build(self, cols: _Columns) -> RolloutBatch:
+        R = cols.rows
+        K1 = self.history_depth + 1
+        hk = np.stack(R.pop("history_keys")) if R["t"] else np.zeros((0, K1), dtype=np.uint64)
+        traj = np.asarray(R["traj_id"], dtype=np.int64)
+        order = np.lexsort((np.asarray(R["t"], dtype=np.int64), traj)) if len(traj) else np.zeros(0, dtype=np.int64)
+        arrays: dict[str, Any] = {}
+        for k, v in R.items():
+            if k in ("task_id", "observation", "action", "extras"):
+                arrays[k] = [v[i] for i in order.tolist()]
+            elif k in ("state_key", "obs_key"):
+                arrays[k] = np.asarray(v, dtype=np.uint64)[order]
+            else:
+                arrays[k] = np.asarray(v)[order] if len(v) else np.zeros(0)
+        meta = {
+            "env": str(self.env_name), "group_size": self.group_size, "seed": self.seed,
+            "max_steps": self.max_steps, "include_actions": self.include_actions, "backend": self.backend_name,
+        }
+        return RolloutBatch(**arrays, history_keys=hk[order], traj=TrajectoryTable(**cols.traj), meta=meta)
+
+
+__all__ = ["GroupedRolloutCollector", "PolicyOutput", "Policy", "group_seed"]

@@ -1,0 +1,379 @@
+"""``RolloutBatch``: what :class:`GroupedRolloutCollector` returns — columnar, one row per step.
+
+What lives here:
+
+- :class:`TrajectoryTable`: per-trajectory columns (return, success, length, failure and its error).
+- :class:`RolloutBatch`: per-step columns (the :class:`~agentgym_credit.credit.steps.StepArrays`
+  fields plus task id, observation text, action text and the policy's extras) and a
+  :class:`TrajectoryTable`; ``.steps`` feeds ``credit.advantages`` directly, ``.trajectories()``
+  iterates readable trajectories, ``.save``/``.load`` round-trip through Parquet, ``concat``
+  joins batches, ``.group_stats()`` summarizes groups.
+- :class:`Trajectory`: one readable trajectory.
+
+A step row ``t`` holds the observation the policy saw, the action it chose, the keys of the state
+in which it acted (``state_key``, ``obs_key``, ``history_keys`` at ``t``) and the reward and
+``done`` that followed. ``done`` is ``True`` on the last row of a trajectory that ended
+(terminated by the env, or truncated by the env or the collector's step limit).
+
+**Failed trajectories** (the env raised, the worker died, the policy returned a non-string) keep
+their rows up to the failure (``done`` stays ``False``), are marked ``failed`` with the error,
+and flag their group. ``.steps`` leaves failed trajectories out; ``to_steps(failed="group")``
+leaves out their whole groups; ``to_steps(failed="keep")`` keeps them with ``valid=False``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from agentgym_credit.credit.steps import StepArrays
+from agentgym_credit.errors import DependencyNotInstalled
+
+FORMAT = "agentgym_credit.rollout_batch/1"
+
+
+@dataclass
+class TrajectoryTable:
+    """One entry per trajectory (indexed by ``traj_id`` = position)."""
+
+    traj_id: np.ndarray  # int64
+    group_id: np.ndarray  # int64
+    copy: np.ndarray  # int64, index of the trajectory in its group
+    seed: np.ndarray  # int64, reset seed of the group
+    task_id: list[str]
+    ret: np.ndarray  # float64, undiscounted return
+    won: np.ndarray  # bool
+    length: np.ndarray  # int64, recorded steps
+    terminated: np.ndarray  # bool
+    truncated: np.ndarray  # bool
+    failed: np.ndarray  # bool
+    error: list[str]  # "" when not failed
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name in ("task_id", "error"):
+                setattr(self, f.name, [str(x) for x in v])
+            else:
+                dt = {"ret": np.float64}.get(f.name, np.bool_ if f.name in _BOOL_TRAJ else np.int64)
+                setattr(self, f.name, np.asarray(v, dtype=dt).reshape(-1))
+
+    def __len__(self) -> int:
+        return int(len(self.traj_id))
+
+    def to_dict(self) -> dict[str, list]:
+        return {f.name: (getattr(self, f.name) if isinstance(getattr(self, f.name), list)
+                         else getattr(self, f.name).tolist()) for f in fields(self)}
+
+
+_BOOL_TRAJ = ("won", "terminated", "truncated", "failed")
+
+
+@dataclass
+class Trajectory:
+    """A readable trajectory (see :meth:`RolloutBatch.trajectories`)."""
+
+    traj_id: int
+    group_id: int
+    copy: int
+    seed: int
+    task_id: str
+    observations: list[str]
+    actions: list[str]
+    rewards: list[float]
+    extras: list[dict[str, Any]]
+    ret: float
+    won: bool
+    failed: bool
+    error: str
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    def __str__(self) -> str:
+        head = (f"trajectory {self.traj_id} (group {self.group_id}, copy {self.copy}, task {self.task_id!r}): "
+                f"return {self.ret:g}, won={self.won}" + (f", FAILED: {self.error}" if self.failed else ""))
+        lines = [head]
+        for t, (o, a, r) in enumerate(zip(self.observations, self.actions, self.rewards)):
+            lines.append(f"  [{t}] {o.strip()[:200]!s}\n      > {a}   (r={r:g})")
+        return "\n".join(lines)
+
+
+_STEP_INT = ("group_id", "traj_id", "t", "state_index")
+_STEP_BOOL = ("done", "terminated", "truncated", "action_valid")
+_STEP_U64 = ("state_key", "obs_key")
+_STEP_LIST = ("task_id", "observation", "action", "extras")
+
+
+@dataclass
+class RolloutBatch:
+    """Grouped rollouts, columnar (see module docstring).
+
+    Step columns (one row per step, rows sorted by ``traj_id`` then ``t``): ``group_id``,
+    ``traj_id``, ``t`` (int64), ``reward`` (float64), ``done``, ``terminated``, ``truncated``,
+    ``action_valid`` (bool; ``False`` = the env rejected the action as a no-op), ``state_key``,
+    ``obs_key`` (uint64, :func:`~agentgym_credit.keys.stable_hash` of the info keys),
+    ``history_keys`` (uint64 ``[n, K+1]``), ``state_index`` (int64, ``info["state_index"]`` of
+    synthetic envs, ``-1`` when absent), ``task_id``, ``observation``, ``action`` (lists of str)
+    and ``extras`` (list of dicts from the policy). ``traj`` is the :class:`TrajectoryTable`.
+    """
+
+    group_id: np.ndarray
+    traj_id: np.ndarray
+    t: np.ndarray
+    reward: np.ndarray
+    done: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    action_valid: np.ndarray
+    state_key: np.ndarray
+    obs_key: np.ndarray
+    history_keys: np.ndarray
+    state_index: np.ndarray
+    task_id: list[str]
+    observation: list[str]
+    action: list[str]
+    extras: list[dict[str, Any]]
+    traj: TrajectoryTable
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in _STEP_INT:
+            setattr(self, name, np.asarray(getattr(self, name), dtype=np.int64).reshape(-1))
+        for name in _STEP_BOOL:
+            setattr(self, name, np.asarray(getattr(self, name), dtype=np.bool_).reshape(-1))
+        for name in _STEP_U64:
+            setattr(self, name, np.asarray(getattr(self, name), dtype=np.uint64).reshape(-1))
+        self.reward = np.asarray(self.reward, dtype=np.float64).reshape(-1)
+        hk = np.asarray(self.history_keys, dtype=np.uint64)
+        self.history_keys = hk.reshape(len(self.group_id), -1) if hk.ndim != 2 else hk
+        for name in _STEP_LIST:
+            setattr(self, name, list(getattr(self, name)))
+        n = len(self.group_id)
+        for f in fields(self):
+            if f.name in ("traj", "meta"):
+                continue
+            if len(getattr(self, f.name)) != n:
+                raise ValueError(f"RolloutBatch column {f.name} has {len(getattr(self, f.name))} rows, expected {n}")
+
+    # -- sizes ------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return int(len(self.group_id))
+
+    @property
+    def num_steps(self) -> int:
+        return len(self)
+
+    @property
+    def num_trajectories(self) -> int:
+        return len(self.traj)
+
+    @property
+    def num_groups(self) -> int:
+        return int(len(np.unique(self.traj.group_id)))
+
+    @property
+    def history_depth(self) -> int:
+        """K, the deepest history level recorded (``history_keys`` has K+1 columns)."""
+        return int(self.history_keys.shape[1]) - 1
+
+    @property
+    def failed_groups(self) -> np.ndarray:
+        """Ids of groups with at least one failed trajectory."""
+        return np.unique(self.traj.group_id[self.traj.failed])
+
+    @property
+    def success_rate(self) -> float:
+        """Fraction of non-failed trajectories with ``won``; NaN if there are none."""
+        ok = ~self.traj.failed
+        return float(self.traj.won[ok].mean()) if ok.any() else float("nan")
+
+    @property
+    def mean_return(self) -> float:
+        ok = ~self.traj.failed
+        return float(self.traj.ret[ok].mean()) if ok.any() else float("nan")
+
+    # -- views ------------------------------------------------------------------------------------
+    @property
+    def steps(self) -> StepArrays:
+        """:class:`StepArrays` of the non-failed trajectories (``to_steps(failed="drop")``)."""
+        return self.to_steps()
+
+    def row_mask(self, failed: str = "drop") -> np.ndarray:
+        """Rows kept by :meth:`to_steps` for the given ``failed`` policy."""
+        if failed not in ("drop", "group", "keep"):
+            raise ValueError(f"failed must be 'drop', 'group' or 'keep', got {failed!r}")
+        if failed == "keep" or len(self) == 0:
+            return np.ones(len(self), dtype=bool)
+        if failed == "drop":
+            return ~self.traj.failed[self.traj_id]
+        return ~np.isin(self.group_id, self.failed_groups)
+
+    def to_steps(self, failed: str = "drop") -> StepArrays:
+        """Step arrays for ``credit.advantages``.
+
+        ``failed="drop"`` (default) leaves out failed trajectories, ``"group"`` leaves out every
+        group that has one, ``"keep"`` keeps all rows and marks those of failed trajectories
+        ``valid=False``.
+        """
+        m = self.row_mask(failed)
+        valid = ~self.traj.failed[self.traj_id] if len(self) else np.ones(0, dtype=bool)
+        return StepArrays(
+            group_id=self.group_id[m], traj_id=self.traj_id[m], t=self.t[m], reward=self.reward[m],
+            done=self.done[m], state_key=self.state_key[m], obs_key=self.obs_key[m],
+            history_keys=self.history_keys[m], valid=valid[m],
+        )
+
+    def trajectories(self) -> Iterator[Trajectory]:
+        """Readable trajectories in ``traj_id`` order (failed ones included, marked)."""
+        bounds = np.searchsorted(self.traj_id, np.arange(self.num_trajectories + 1))
+        tt = self.traj
+        for i in range(self.num_trajectories):
+            a, b = int(bounds[i]), int(bounds[i + 1])
+            yield Trajectory(
+                traj_id=i, group_id=int(tt.group_id[i]), copy=int(tt.copy[i]), seed=int(tt.seed[i]),
+                task_id=tt.task_id[i], observations=self.observation[a:b], actions=self.action[a:b],
+                rewards=self.reward[a:b].tolist(), extras=self.extras[a:b], ret=float(tt.ret[i]),
+                won=bool(tt.won[i]), failed=bool(tt.failed[i]), error=tt.error[i],
+            )
+
+    def group_stats(self, **kwargs: Any):
+        """Per-group summary, computed by ``agentgym_credit.credit.group_stats`` on ``.steps``."""
+        from agentgym_credit import credit
+
+        fn = getattr(credit, "group_stats", None)
+        if fn is None:
+            raise NotImplementedError("agentgym_credit.credit.group_stats is not available in this version")
+        return fn(self.steps, **kwargs)
+
+    # -- concatenation ------------------------------------------------------------------------------
+    @classmethod
+    def concat(cls, batches: Sequence[RolloutBatch]) -> RolloutBatch:
+        """One batch from many; group and trajectory ids are renumbered so groups stay distinct."""
+        batches = list(batches)
+        if not batches:
+            raise ValueError("concat needs at least one RolloutBatch")
+        depths = {b.history_keys.shape[1] for b in batches}
+        if len(depths) != 1:
+            raise ValueError(f"cannot concat batches with different history depths (K+1 in {sorted(depths)})")
+        g_off = t_off = 0
+        parts: list[dict[str, Any]] = []
+        tparts: list[dict[str, Any]] = []
+        for b in batches:
+            d = {f.name: getattr(b, f.name) for f in fields(b) if f.name not in ("traj", "meta")}
+            d["group_id"] = b.group_id + g_off
+            d["traj_id"] = b.traj_id + t_off
+            parts.append(d)
+            td = {f.name: getattr(b.traj, f.name) for f in fields(b.traj)}
+            td["group_id"] = b.traj.group_id + g_off
+            td["traj_id"] = b.traj.traj_id + t_off
+            tparts.append(td)
+            g_off += int(b.traj.group_id.max()) + 1 if len(b.traj) else 0
+            t_off += len(b.traj)
+        cols = {k: _cat([p[k] for p in parts]) for k in parts[0]}
+        tcols = {k: _cat([p[k] for p in tparts]) for k in tparts[0]}
+        return cls(**cols, traj=TrajectoryTable(**tcols), meta=dict(batches[0].meta))
+
+    # -- Parquet ----------------------------------------------------------------------------------
+    def to_arrow(self):
+        """The step table as a ``pyarrow.Table`` (trajectory table and metadata in its schema metadata)."""
+        pa = _pyarrow()
+        n, k1 = self.history_keys.shape
+        cols: dict[str, Any] = {
+            name: pa.array(getattr(self, name))
+            for name in ("group_id", "traj_id", "t", "reward", "done", "terminated", "truncated",
+                         "action_valid", "state_key", "obs_key", "state_index")
+        }
+        cols["history_keys"] = pa.FixedSizeListArray.from_arrays(pa.array(self.history_keys.reshape(-1)), k1)
+        cols["task_id"] = pa.array(self.task_id, type=pa.string())
+        cols["observation"] = pa.array(self.observation, type=pa.string())
+        cols["action"] = pa.array(self.action, type=pa.string())
+        cols["failed"] = pa.array(self.traj.failed[self.traj_id] if n else np.zeros(0, dtype=bool))
+        keys = sorted({k for e in self.extras for k in e})
+        for k in keys:
+            values = [_plain(e.get(k)) for e in self.extras]
+            try:
+                cols[f"extra.{k}"] = pa.array(values)
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as err:
+                raise TypeError(f"policy extra {k!r} cannot be stored in Parquet ({err}); "
+                                "use numbers, strings or lists of them") from None
+        meta = {
+            "format": FORMAT,
+            "history_depth": self.history_depth,
+            "trajectories": self.traj.to_dict(),
+            "meta": self.meta,
+        }
+        table = pa.table(cols)
+        return table.replace_schema_metadata({b"agentgym_credit": json.dumps(meta, default=str).encode()})
+
+    def save(self, path) -> None:
+        """Write the batch to one Parquet file (steps as rows; readable by pandas, polars, DuckDB...)."""
+        import pyarrow.parquet as pq
+
+        pq.write_table(self.to_arrow(), str(path))
+
+    @classmethod
+    def load(cls, path) -> RolloutBatch:
+        """Read a batch written by :meth:`save`."""
+        _pyarrow()
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(str(path))
+        raw = (table.schema.metadata or {}).get(b"agentgym_credit")
+        if raw is None:
+            raise ValueError(f"{path} was not written by RolloutBatch.save (no agentgym_credit metadata)")
+        meta = json.loads(raw)
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"{path}: unsupported format {meta.get('format')!r}, expected {FORMAT!r}")
+        n = table.num_rows
+        k1 = int(meta["history_depth"]) + 1
+        col = {name: table.column(name).to_numpy(zero_copy_only=False) for name in
+               ("group_id", "traj_id", "t", "reward", "done", "terminated", "truncated", "action_valid",
+                "state_key", "obs_key", "state_index")}
+        flat = table.column("history_keys").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        hk = np.asarray(flat, dtype=np.uint64).reshape(n, k1)
+        extra_names = [c for c in table.column_names if c.startswith("extra.")]
+        extra_cols = {c[len("extra."):]: table.column(c).to_pylist() for c in extra_names}
+        extras = [{k: v[i] for k, v in extra_cols.items() if v[i] is not None} for i in range(n)]
+        return cls(
+            **col, history_keys=hk,
+            task_id=table.column("task_id").to_pylist(), observation=table.column("observation").to_pylist(),
+            action=table.column("action").to_pylist(), extras=extras,
+            traj=TrajectoryTable(**meta["trajectories"]), meta=meta.get("meta", {}),
+        )
+
+    def __repr__(self) -> str:
+        return (f"RolloutBatch({self.num_groups} groups, {self.num_trajectories} trajectories, {len(self)} steps, "
+                f"success {self.success_rate:.3f}, {int(self.traj.failed.sum())} failed)")
+
+
+def _cat(parts: list) -> Any:
+    if isinstance(parts[0], list):
+        return [x for p in parts for x in p]
+    return np.concatenate(parts, axis=0)
+
+
+def _plain(v: Any) -> Any:
+    """Numpy/torch values to plain Python for Arrow."""
+    if v is None or isinstance(v, (str, int, float, bool)):
+        return v
+    if hasattr(v, "tolist"):
+        return v.tolist()
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def _pyarrow():
+    try:
+        import pyarrow as pa
+    except ImportError:
+        raise DependencyNotInstalled("pyarrow", "data") from None
+    return pa
+
+
+__all__ = ["RolloutBatch", "TrajectoryTable", "Trajectory", "FORMAT"]

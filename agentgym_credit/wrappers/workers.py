@@ -1,0 +1,405 @@
+"""Env workers and the three execution backends of :class:`GroupedRolloutCollector`.
+
+What lives here:
+
+- :class:`EnvFactory`: a picklable ``gym.make(env_id, **kwargs)`` (an env id becomes one of these).
+- :class:`EnvWorker`: owns a set of env *slots* and runs one batch of commands per call — ``reset``
+  or ``step`` for each of its slots — catching each env's exceptions so that one broken env fails
+  only its own trajectory. Every env is wrapped in :class:`HistoryFingerprint`.
+- :class:`EnvFailure`: the result of a command that raised (or whose worker died).
+- :class:`SyncBackend` (in process), :class:`SubprocessBackend` (``multiprocessing`` workers) and
+  :class:`RayBackend` (Ray actors) — one protocol: :meth:`run` sends each worker the list of
+  commands for its slots and gets all results back, **one round trip per worker per step**, with a
+  timeout on every round trip. A worker that dies or times out is killed and replaced; its
+  commands come back as :class:`EnvFailure`.
+- :func:`make_backend`: pick a backend by name.
+
+Slot ``i`` lives on worker ``i % num_workers``. Seeding happens in :meth:`EnvWorker.reset_slot`
+(see the collector's docstring for the scheme), so every backend gives identical results.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import wait as mp_wait
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from agentgym_credit.errors import DependencyNotInstalled
+from agentgym_credit.keys import stable_hash
+from agentgym_credit.wrappers.history import HistoryFingerprint
+
+Command = tuple  # ("reset", slot, seed, options, copy) | ("step", slot, action)
+"""One command for one slot."""
+
+StepResult = tuple  # (obs, reward, terminated, truncated, info, state_hash, obs_hash)
+"""What a successful ``reset``/``step`` returns (reward/terminated/truncated are 0/False on reset)."""
+
+
+@dataclass(frozen=True)
+class EnvFailure:
+    """A command that did not produce a step: the env raised, or its worker died."""
+
+    error: str
+
+
+@dataclass(frozen=True)
+class EnvFactory:
+    """Picklable ``gym.make(env_id, **kwargs)``; imports :mod:`agentgym_credit` so ``credit/*`` ids exist."""
+
+    env_id: str
+    kwargs: tuple[tuple[str, Any], ...] = ()
+
+    def __call__(self) -> gym.Env:
+        import agentgym_credit  # noqa: F401  (registers the credit/ namespace in a fresh process)
+
+        return gym.make(self.env_id, **dict(self.kwargs))
+
+
+def copy_rng(seed: int, copy: int) -> np.random.Generator:
+    """The RNG that copy ``copy`` of a group continues with after ``reset(seed=seed)``."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed), int(copy)])))
+
+
+def _format_error(e: BaseException) -> str:
+    tb = traceback.extract_tb(e.__traceback__)
+    where = f" (at {tb[-1].filename}:{tb[-1].lineno} in {tb[-1].name})" if tb else ""
+    return f"{type(e).__name__}: {e}{where}"
+
+
+class EnvWorker:
+    """Envs of a set of slots, driven by batches of commands (runs in any process).
+
+    ``reset_slot`` calls ``env.reset(seed=seed, options=options)`` — every copy of a group gets
+    the same seed and so the same initial state — then replaces the env's ``np_random`` with
+    :func:`copy_rng(seed, copy) <copy_rng>` so that the copies diverge in their stochastic
+    transitions (slip), reproducibly and independently of the backend.
+    An env that raises is closed and dropped; the slot gets a fresh env on its next reset.
+    """
+
+    def __init__(self, factory: Callable[[], gym.Env], history_depth: int = 4, include_actions: bool = False):
+        self.factory = factory
+        self.history_depth = int(history_depth)
+        self.include_actions = bool(include_actions)
+        self.envs: dict[int, gym.Env] = {}
+
+    def _env(self, slot: int) -> gym.Env:
+        env = self.envs.get(slot)
+        if env is None:
+            env = HistoryFingerprint(self.factory(), depth=self.history_depth, include_actions=self.include_actions)
+            self.envs[slot] = env
+        return env
+
+    def _drop(self, slot: int) -> None:
+        env = self.envs.pop(slot, None)
+        if env is not None:
+            try:
+                env.close()
+            except Exception:  # a broken env may fail to close too; it is gone either way
+                pass
+
+    def reset_slot(self, slot: int, seed: int, options: dict[str, Any], copy: int) -> StepResult:
+        env = self._env(slot)
+        obs, info = env.reset(seed=int(seed), options=options)
+        env.unwrapped.np_random = copy_rng(seed, copy)
+        return (obs, 0.0, False, False, info, stable_hash(info["state_key"]), stable_hash(info["obs_key"]))
+
+    def step_slot(self, slot: int, action: str) -> StepResult:
+        obs, reward, terminated, truncated, info = self._env(slot).step(action)
+        return (
+            obs, float(reward), bool(terminated), bool(truncated), info,
+            stable_hash(info["state_key"]), stable_hash(info["obs_key"]),
+        )
+
+    def run(self, commands: Sequence[Command]) -> list[StepResult | EnvFailure]:
+        """Execute one batch of commands, one result per command, in order."""
+        out: list[StepResult | EnvFailure] = []
+        for cmd in commands:
+            try:
+                if cmd[0] == "step":
+                    out.append(self.step_slot(cmd[1], cmd[2]))
+                elif cmd[0] == "reset":
+                    out.append(self.reset_slot(cmd[1], cmd[2], cmd[3], cmd[4]))
+                else:
+                    raise ValueError(f"unknown command {cmd[0]!r}")
+            except Exception as e:
+                self._drop(cmd[1])
+                out.append(EnvFailure(_format_error(e)))
+        return out
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def close(self) -> None:
+        for slot in list(self.envs):
+            self._drop(slot)
+
+
+# --------------------------------------------------------------------------------------------------
+class Backend:
+    """Common interface: ``run(per_worker_commands) -> per_worker_results``; ``close()``."""
+
+    num_workers: int = 1
+
+    def run(self, commands: list[list[Command]]) -> list[list[StepResult | EnvFailure]]:
+        raise NotImplementedError
+
+    def worker_pids(self) -> list[int]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+class SyncBackend(Backend):
+    """All envs in the calling process (no copies, no pickling)."""
+
+    def __init__(self, factory: Callable[[], gym.Env], history_depth: int, include_actions: bool, **_: Any):
+        self.num_workers = 1
+        self.worker = EnvWorker(factory, history_depth, include_actions)
+
+    def run(self, commands):
+        return [self.worker.run(commands[0])]
+
+    def worker_pids(self) -> list[int]:
+        return [os.getpid()]
+
+    def close(self) -> None:
+        self.worker.close()
+
+
+def _subprocess_main(conn, factory, history_depth: int, include_actions: bool) -> None:
+    """Worker process loop: receive a command batch, send back its results; ``None`` stops it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops us
+    worker = EnvWorker(factory, history_depth, include_actions)
+    try:
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                break
+            if msg is None:
+                break
+            results = worker.run(msg)
+            try:
+                conn.send(results)
+            except Exception as e:  # e.g. an info value that cannot be pickled
+                err = EnvFailure(f"result could not be sent back from the worker: {_format_error(e)}")
+                for cmd in msg:
+                    worker._drop(cmd[1])
+                conn.send([err] * len(msg))
+    finally:
+        worker.close()
+        conn.close()
+
+
+class SubprocessBackend(Backend):
+    """Env workers in ``multiprocessing`` processes (default start method ``spawn``).
+
+    The factory must be picklable (a top-level function or class, a ``functools.partial`` of one,
+    or an env id). Worker processes ignore SIGINT; the collector terminates them on Ctrl-C.
+    """
+
+    def __init__(
+        self,
+        factory: Callable[[], gym.Env],
+        history_depth: int,
+        include_actions: bool,
+        num_workers: int = 2,
+        timeout: float = 300.0,
+        start_method: str = "spawn",
+        **_: Any,
+    ):
+        if num_workers < 1:
+            raise ValueError(f"num_workers must be >= 1, got {num_workers}")
+        self.num_workers = int(num_workers)
+        self.timeout = float(timeout)
+        self._args = (factory, int(history_depth), bool(include_actions))
+        self._ctx = mp.get_context(start_method)
+        self._procs: list[Any] = []
+        self._conns: list[Any] = []
+        self.restarts = 0
+        for _ in range(self.num_workers):
+            p, c = self._start()
+            self._procs.append(p)
+            self._conns.append(c)
+
+    def _start(self):
+        parent, child = self._ctx.Pipe(duplex=True)
+        p = self._ctx.Process(target=_subprocess_main, args=(child, *self._args), daemon=True,
+                              name="agentgym-credit-env-worker")
+        p.start()
+        child.close()
+        return p, parent
+
+    def _replace(self, w: int) -> None:
+        _kill(self._procs[w], self._conns[w])
+        self._procs[w], self._conns[w] = self._start()
+        self.restarts += 1
+
+    def run(self, commands):
+        sent: list[bool] = []
+        results: list[list[StepResult | EnvFailure] | None] = [None] * self.num_workers
+        errors: list[str | None] = [None] * self.num_workers
+        for w, cmds in enumerate(commands):
+            if not cmds:
+                results[w] = []
+                sent.append(False)
+                continue
+            try:
+                self._conns[w].send(cmds)
+                sent.append(True)
+            except (BrokenPipeError, OSError) as e:
+                errors[w] = f"worker process {self._procs[w].pid} is gone ({type(e).__name__})"
+                sent.append(False)
+        deadline = time.monotonic() + self.timeout
+        for w in range(self.num_workers):
+            if not sent[w]:
+                continue
+            conn, proc = self._conns[w], self._procs[w]
+            ready = mp_wait([conn, proc.sentinel], timeout=max(0.0, deadline - time.monotonic()))
+            if conn in ready:
+                try:
+                    results[w] = conn.recv()
+                    continue
+                except (EOFError, OSError):
+                    pass
+            if not ready:
+                errors[w] = f"worker process {proc.pid} did not answer within {self.timeout:g} s (killed)"
+            else:
+                proc.join(0.5)
+                errors[w] = f"worker process {proc.pid} died (exit code {proc.exitcode})"
+        for w in range(self.num_workers):
+            if errors[w] is not None:
+                self._replace(w)
+                results[w] = [EnvFailure(errors[w])] * len(commands[w])
+        return results  # type: ignore[return-value]
+
+    def worker_pids(self) -> list[int]:
+        return [p.pid for p in self._procs]
+
+    def close(self) -> None:
+        for c in self._conns:
+            try:
+                c.send(None)
+            except Exception:
+                pass
+        for p, c in zip(self._procs, self._conns):
+            p.join(1.0)
+            _kill(p, c)
+        self._procs, self._conns = [], []
+
+
+def _kill(proc, conn) -> None:
+    if proc.is_alive():
+        proc.terminate()
+        proc.join(1.0)
+    if proc.is_alive():
+        proc.kill()
+        proc.join(1.0)
+    try:
+        conn.close()
+    except Exception:
+        pass
+
+
+class RayBackend(Backend):
+    """Env workers as Ray actors (``ray.init()`` first to choose the cluster; a local one otherwise).
+
+    ``ray_options`` go to ``.options(...)`` of each actor (default ``{"num_cpus": 1}``).
+    """
+
+    def __init__(
+        self,
+        factory: Callable[[], gym.Env],
+        history_depth: int,
+        include_actions: bool,
+        num_workers: int = 2,
+        timeout: float = 300.0,
+        ray_options: dict[str, Any] | None = None,
+        **_: Any,
+    ):
+        try:
+            import ray
+        except ImportError:
+            raise DependencyNotInstalled("ray", "ray") from None
+        if num_workers < 1:
+            raise ValueError(f"num_workers must be >= 1, got {num_workers}")
+        if not ray.is_initialized():
+            ray.init()
+        self._ray = ray
+        self.num_workers = int(num_workers)
+        self.timeout = float(timeout)
+        self._args = (factory, int(history_depth), bool(include_actions))
+        self._cls = ray.remote(EnvWorker)
+        self._options = {"num_cpus": 1, **(ray_options or {})}
+        self.restarts = 0
+        self._actors = [self._start() for _ in range(self.num_workers)]
+
+    def _start(self):
+        return self._cls.options(**self._options).remote(*self._args)
+
+    def run(self, commands):
+        ray = self._ray
+        refs = [self._actors[w].run.remote(cmds) if cmds else None for w, cmds in enumerate(commands)]
+        deadline = time.monotonic() + self.timeout
+        results: list[list[StepResult | EnvFailure]] = []
+        for w, ref in enumerate(refs):
+            if ref is None:
+                results.append([])
+                continue
+            try:
+                results.append(ray.get(ref, timeout=max(0.0, deadline - time.monotonic())))
+                continue
+            except ray.exceptions.GetTimeoutError:
+                err = f"Ray env worker {w} did not answer within {self.timeout:g} s (killed)"
+            except ray.exceptions.RayActorError as e:
+                err = f"Ray env worker {w} died ({type(e).__name__})"
+            ray.kill(self._actors[w], no_restart=True)
+            self._actors[w] = self._start()
+            self.restarts += 1
+            results.append([EnvFailure(err)] * len(commands[w]))
+        return results
+
+    def worker_pids(self) -> list[int]:
+        return list(self._ray.get([a.pid.remote() for a in self._actors], timeout=self.timeout))
+
+    def close(self) -> None:
+        for a in self._actors:
+            try:
+                self._ray.kill(a, no_restart=True)
+            except Exception:
+                pass
+        self._actors = []
+
+
+BACKENDS: dict[str, type[Backend]] = {"sync": SyncBackend, "subprocess": SubprocessBackend, "ray": RayBackend}
+
+
+def make_backend(name: str, factory: Callable[[], gym.Env], **kwargs: Any) -> Backend:
+    """Instantiate the backend called ``name`` (``sync``, ``subprocess`` or ``ray``)."""
+    if name not in BACKENDS:
+        raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got {name!r}")
+    return BACKENDS[name](factory, **kwargs)
+
+
+__all__ = [
+    "EnvFactory",
+    "EnvWorker",
+    "EnvFailure",
+    "Backend",
+    "SyncBackend",
+    "SubprocessBackend",
+    "RayBackend",
+    "BACKENDS",
+    "make_backend",
+    "copy_rng",
+]
