@@ -68,7 +68,11 @@ def test_cell_bias_removes_noise_and_keeps_systematic_error():
     est = noise + np.where(cells == 0, 0.3, -0.3)   # bias +-0.3 in each cell
     assert M.cell_bias(est, true, cells) == pytest.approx(0.3, abs=0.05)
     assert M.cell_bias(noise, true, cells) < 0.05
+    # hand case: errors (1, 3) in one cell: mean 2, s^2 = 2, s^2/n = 1 -> sqrt(4 - 1)
+    assert M.cell_bias([1.0, 3.0], [0.0, 0.0], [7, 7], min_count=2) == pytest.approx(math.sqrt(3))
     assert math.isnan(M.cell_bias([1.0], [0.0], [0], min_count=2))
+    with pytest.raises(ValueError, match="min_count"):
+        M.cell_bias([1.0], [0.0], [0], min_count=1)
 
 
 def test_mean_ci_uses_student_t():

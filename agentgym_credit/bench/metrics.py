@@ -11,8 +11,8 @@ are vectorized numpy; none needs scipy.
 - :func:`scaled_rmse`: RMSE after the best non-negative rescaling ``c·est`` of the estimate,
   divided by the RMS of ``true``. 0 = perfect up to scale, 1 = no better than predicting 0.
 - :func:`nonzero_fraction`: fraction of steps with a nonzero signal.
-- :func:`cell_bias`: the conditional bias E[est − true | cell], pooled over cells (e.g. the
-  oracle's (policy state, action) pairs) as a root-mean-square, weighted by cell size.
+- :func:`cell_bias`: the systematic error E[est − true | cell] (noise of the sampled returns
+  removed), pooled over cells (e.g. the oracle's (state, window, action)) as a weighted RMS.
 - :func:`mean_ci`: mean and Student-t confidence half-width over seeds.
 - :func:`rankdata`: average ranks with ties (the Spearman building block).
 - :func:`accuracy_metrics`: all of the per-run metrics at once, as a dict.
@@ -120,24 +120,31 @@ def nonzero_fraction(est: np.ndarray) -> float:
 
 
 def cell_bias(est: np.ndarray, true: np.ndarray, cells: np.ndarray, min_count: int = 5) -> float:
-    """Root-mean-square over cells of the mean error ``E[est − true | cell]``, weighted by size.
+    """Root-mean-square over cells of the systematic error ``E[est − true | cell]``, weighted by size.
 
-    ``cells`` labels each step (e.g. the oracle's policy-state × action index). Averaging the error
-    within a cell removes the zero-mean noise of the sampled return and leaves the estimator's
-    systematic error there; cells with fewer than ``min_count`` steps are left out. NaN when no
-    cell is large enough. Compare estimators only in reward units (no std normalization).
+    ``cells`` labels each step (e.g. the oracle's (task, augmented state, action)). Within a cell
+    the mean error ``ē`` still carries the noise of the sampled returns, ``E[ē²] = bias² + σ²/n``,
+    so each cell contributes the unbiased ``ē² − s²/n`` (``s²`` the sample variance of its errors),
+    clipped at 0 after pooling. Cells with fewer than ``min_count`` (>= 2) steps are left out; NaN
+    when none is left. Compare estimators in reward units only (no std normalization).
     """
     e, a = _pair(est, true)
     c = np.asarray(cells).ravel()
     if c.shape != e.shape:
         raise ValueError("cells must label every step")
+    if min_count < 2:
+        raise ValueError(f"min_count must be >= 2 (a variance is needed), got {min_count}")
     _, inv, counts = np.unique(c, return_inverse=True, return_counts=True)
-    err = np.bincount(inv, weights=e - a) / counts
+    err = e - a
+    mean = np.bincount(inv, weights=err) / counts
+    sq = np.bincount(inv, weights=(err - mean[inv]) ** 2)
     keep = counts >= min_count
     if not np.any(keep):
         return float("nan")
-    w = counts[keep] / counts[keep].sum()
-    return float(math.sqrt(float(w @ err[keep] ** 2)))
+    n = counts[keep]
+    var_of_mean = sq[keep] / (n - 1) / n
+    w = n / n.sum()
+    return float(math.sqrt(max(0.0, float(w @ (mean[keep] ** 2 - var_of_mean)))))
 
 
 def t_quantile_975(df: int) -> float:
