@@ -12,7 +12,7 @@ What lives here:
   states seen in its window (as an LLM agent with recent history in its prompt tends to);
 - :class:`EpsilonMixture` — (1−ε)·policy + ε·uniform;
 - :class:`CollectorPolicy` / :func:`as_collector_policy` — a batched ``policy(observations, infos)
-  -> list[str]`` for :class:`~agentgym_credit.wrappers.GroupedRolloutCollector`-style loops.
+  -> list[str]`` for :class:`~agentgym_credit.wrappers.GroupedRolloutCollector`.
 
 Windows follow :data:`agentgym_credit.credit.oracle.Window`: the last ``W`` ``(state_index,
 action_index)`` pairs before the current state. ``t`` is ``None`` for infinite-horizon models.
@@ -170,66 +170,78 @@ class EpsilonMixture(PolicyBase):
 class CollectorPolicy:
     """Batched text policy ``(observations, infos) -> actions`` that runs a :class:`BehaviourPolicy`.
 
-    Entry ``i`` of each call is env slot ``i``. The adapter reads the true state from
-    ``info["state_index"]`` (or ``model.index(info["state_key"])``), keeps each slot's window
-    and step counter, and samples with its own seeded ``numpy`` Generator. A slot starts a new
-    episode on its first call, when ``info["history_t"] == 0`` (the
-    :class:`~agentgym_credit.wrappers.HistoryFingerprint` wrapper sets it), or after
-    :meth:`reset` names it. ``last_steps[i]`` is ``(state_index, action_index, t, window)`` of
-    slot ``i``'s latest decision — what :meth:`PolicyValues.advantages_for_steps` takes.
+    Each entry is matched to its trajectory by ``info["rollout"]["traj_id"]`` (what
+    :class:`~agentgym_credit.wrappers.GroupedRolloutCollector` adds; it passes only the active
+    episodes, so positions shift) or, without it, by its position ``i`` in the batch. The true state
+    comes from ``info["state_index"]`` (or ``model.index(info["state_key"])``); the step ``t`` from
+    ``info["rollout"]["t"]``, else ``info["history_t"]``
+    (:class:`~agentgym_credit.wrappers.HistoryFingerprint`), else the adapter's own counter. A
+    trajectory starts over (empty window) when it is new, when ``t == 0``, or after :meth:`reset`
+    names it. Actions are drawn with the adapter's own seeded ``numpy`` Generator.
+
+    ``last_steps[key]`` is ``(state_index, action_index, t, window)`` of that trajectory's latest
+    decision — the row format of :meth:`PolicyValues.advantages_for_steps`. With
+    ``with_extras=True`` each returned entry is ``{"action": text, "action_index": a, "window":
+    [[s, a], ...]}`` so the collector records the index and window with the step (extras).
     """
 
-    def __init__(self, policy: BehaviourPolicy, model: TabularModel, seed: int | None = 0):
+    def __init__(self, policy: BehaviourPolicy, model: TabularModel, seed: int | None = 0,
+                 with_extras: bool = False):
         self.policy = policy
         self.model = model
         self.window_size = int(getattr(policy, "window", 0))
+        self.with_extras = bool(with_extras)
         self.rng = np.random.default_rng(seed)
-        self._windows: dict[int, Window] = {}
-        self._t: dict[int, int] = {}
-        self.last_steps: dict[int, tuple[int, int, int, Window]] = {}
+        self._windows: dict[Any, Window] = {}
+        self._t: dict[Any, int] = {}
+        self.last_steps: dict[Any, tuple[int, int, int, Window]] = {}
 
-    def reset(self, env_index: int | Sequence[int] | None = None) -> None:
-        """Mark env slot(s) as starting a new episode (all slots when ``None``)."""
-        if env_index is None:
+    def reset(self, key: Any = None) -> None:
+        """Start trajectory/slot ``key`` (or a list of keys) over; all of them when ``None``."""
+        if key is None:
             self._windows.clear()
             self._t.clear()
             return
-        for i in [env_index] if isinstance(env_index, int) else env_index:
-            self._windows.pop(int(i), None)
-            self._t.pop(int(i), None)
+        for k in key if isinstance(key, (list, tuple, set)) else [key]:
+            self._windows.pop(k, None)
+            self._t.pop(k, None)
 
     def _state(self, info: dict[str, Any]) -> int:
         if "state_index" in info:
             return int(info["state_index"])
         return self.model.index(info["state_key"])
 
-    def __call__(self, observations: Sequence[str], infos: Sequence[dict[str, Any]]) -> list[str]:
+    def __call__(self, observations: Sequence[str], infos: Sequence[dict[str, Any]]) -> list[Any]:
         if len(observations) != len(infos):
             raise ValueError(f"{len(observations)} observations but {len(infos)} infos")
-        out: list[str] = []
+        out: list[Any] = []
         for i, info in enumerate(infos):
             s = self._state(info)
-            ht = info.get("history_t")
-            if i not in self._t or ht == 0:
-                self._windows[i], self._t[i] = (), 0
-            t = int(ht) if ht is not None else self._t[i]
-            w = self._windows[i]
-            horizon_t = None if self.model.horizon is None else t
-            a = self.policy.sample(self.model, s, w, horizon_t, self.rng)
-            self.last_steps[i] = (s, a, t, w)
-            self._windows[i] = push_window(w, s, a, self.window_size)
-            self._t[i] = t + 1
-            out.append(self.model.actions[s][a])
+            roll = info.get("rollout") or {}
+            key = roll.get("traj_id", i)
+            given_t = roll.get("t", info.get("history_t"))
+            if key not in self._t or given_t == 0:
+                self._windows[key], self._t[key] = (), 0
+            t = int(given_t) if given_t is not None else self._t[key]
+            w = self._windows[key]
+            a = self.policy.sample(self.model, s, w, None if self.model.horizon is None else t, self.rng)
+            self.last_steps[key] = (s, a, t, w)
+            self._windows[key] = push_window(w, s, a, self.window_size)
+            self._t[key] = t + 1
+            text = self.model.actions[s][a]
+            out.append({"action": text, "action_index": a, "window": [list(p) for p in w]}
+                       if self.with_extras else text)
         return out
 
-    def window_of(self, env_index: int) -> Window:
-        """Current window of a slot (``()`` if it has not started)."""
-        return normalize_window(self._windows.get(env_index, ()), self.window_size)
+    def window_of(self, key: Any) -> Window:
+        """Current window of a trajectory/slot (``()`` if it has not started)."""
+        return normalize_window(self._windows.get(key, ()), self.window_size)
 
 
-def as_collector_policy(policy: BehaviourPolicy, model: TabularModel, seed: int | None = 0) -> CollectorPolicy:
+def as_collector_policy(policy: BehaviourPolicy, model: TabularModel, seed: int | None = 0,
+                        with_extras: bool = False) -> CollectorPolicy:
     """Wrap a behaviour policy as a batched text policy (see :class:`CollectorPolicy`)."""
-    return CollectorPolicy(policy, model, seed)
+    return CollectorPolicy(policy, model, seed, with_extras)
 
 
 __all__ = [

@@ -3,6 +3,11 @@
 One row per environment step. Rows may come in any order; estimators return results in input
 order. ``history_keys[:, k]`` is the fingerprint of the level-k context C_k(t) = (s_{t-k}..s_t);
 a level that does not exist (t < k) holds :data:`agentgym_credit.keys.MISSING` (``0``).
+
+- :class:`StepArrays`: the validated columns;
+- :class:`TrajLayout`: rows sorted by (trajectory, t) with trajectory boundaries, computed once at
+  validation (fast path: no sort when rows already come in that order) and reused by every estimator
+  through :attr:`StepArrays.layout`.
 """
 
 from __future__ import annotations
@@ -91,6 +96,15 @@ class StepArrays:
         """K+1, the number of history levels in ``history_keys``."""
         return int(self.history_keys.shape[1])
 
+    @property
+    def layout(self) -> TrajLayout:
+        """Trajectory layout (sorted order and boundaries), computed once and cached."""
+        lay = self.__dict__.get("_layout")
+        if lay is None:
+            lay = TrajLayout.of(self.traj_id, self.t, self.group_id)
+            self.__dict__["_layout"] = lay
+        return lay
+
     def _validate(self) -> None:
         if not np.all(np.isfinite(self.reward)):
             bad = int(np.flatnonzero(~np.isfinite(self.reward))[0])
@@ -101,7 +115,7 @@ class StepArrays:
             return
         if np.any(self.t < 0):
             raise StepArraysError("step index t must be >= 0")
-        order = np.lexsort((self.t, self.traj_id))
+        order = _sorted_order(self.traj_id, self.t)
         traj, t, grp = self.traj_id[order], self.t[order], self.group_id[order]
         starts = np.r_[True, traj[1:] != traj[:-1]]
         # within a trajectory, t must run 0, 1, 2, ... with no gap and no repeat
@@ -123,11 +137,60 @@ class StepArrays:
         if np.any(early):
             i = int(np.flatnonzero(early)[0])
             raise StepArraysError(f"trajectory {traj[i]} has done=True at t={t[i]}, before its last step")
+        lengths = np.diff(np.r_[first, len(t)])
+        self.__dict__["_layout"] = TrajLayout(order=order, first=first, lengths=lengths, seg=seg,
+                                              group_of_traj=grp[first])
 
     def select(self, mask: np.ndarray) -> StepArrays:
         """Rows where ``mask`` holds (whole trajectories must be kept whole)."""
         return StepArrays(**{f.name: (None if getattr(self, f.name) is None else getattr(self, f.name)[mask])
                              for f in fields(self)})
+
+
+@dataclass(frozen=True)
+class TrajLayout:
+    """Rows sorted by (traj_id, t): what segmented scans and episode sums need.
+
+    ``order``: input-row indices in sorted order; ``first``: position (in sorted order) of each
+    trajectory's first row; ``lengths``: steps per trajectory; ``seg``: trajectory index
+    (0..T-1) of each sorted row; ``group_of_traj``: ``group_id`` of each trajectory.
+    """
+
+    order: np.ndarray
+    first: np.ndarray
+    lengths: np.ndarray
+    seg: np.ndarray
+    group_of_traj: np.ndarray
+
+    @property
+    def num_traj(self) -> int:
+        """Number of trajectories."""
+        return int(len(self.first))
+
+    @property
+    def max_length(self) -> int:
+        """Longest trajectory (0 for an empty batch)."""
+        return int(self.lengths.max()) if len(self.lengths) else 0
+
+    @classmethod
+    def of(cls, traj_id: np.ndarray, t: np.ndarray, group_id: np.ndarray) -> TrajLayout:
+        """Layout of already validated columns."""
+        order = _sorted_order(traj_id, t)
+        traj = traj_id[order]
+        starts = np.r_[True, traj[1:] != traj[:-1]] if len(traj) else np.zeros(0, bool)
+        first = np.flatnonzero(starts)
+        return cls(order=order, first=first, lengths=np.diff(np.r_[first, len(traj)]),
+                   seg=np.cumsum(starts) - 1, group_of_traj=group_id[order][first])
+
+
+def _sorted_order(traj_id: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Row order sorted by (traj_id, t); no sort at all when the rows already come that way."""
+    if len(traj_id) <= 1:
+        return np.arange(len(traj_id))
+    same = traj_id[1:] == traj_id[:-1]
+    if np.all(traj_id[1:] >= traj_id[:-1]) and np.all(t[1:][same] > t[:-1][same]):
+        return np.arange(len(traj_id))
+    return np.lexsort((t, traj_id))
 
 
 def _cast(a: np.ndarray, dtype, name: str) -> np.ndarray:
@@ -152,4 +215,4 @@ def _as_uint64(a: np.ndarray, name: str) -> np.ndarray:
     raise StepArraysError(f"{name} must hold integer (uint64) keys, got dtype {a.dtype}")
 
 
-__all__ = ["StepArrays", "MISSING"]
+__all__ = ["StepArrays", "TrajLayout", "MISSING"]

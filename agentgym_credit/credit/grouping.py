@@ -1,0 +1,157 @@
+"""Grouping rows by (integer id, uint64 key) pairs and normalizing values inside the groups.
+
+What lives here:
+
+- :func:`mix64`: a 64-bit mix of an (int64, uint64) pair, used as a sort key;
+- :class:`PairGroups` and :func:`pair_groups`: the non-singleton groups of rows that share a pair;
+- :func:`group_mean_std`: per-group mean, standard deviation and an exact "all values equal" flag;
+- :func:`normalized_deviation`: ``(x - mean_G) / F_norm`` per row, 0 outside groups of size >= 2.
+
+How pairs are grouped (no Python loop per step or per group). A key is only comparable inside one
+group (``group_id``): equal ``state_key`` in two different groups are two different anchor groups.
+Each pair ``(a, key)`` is mixed to one uint64 ``h`` (splitmix64 finalizer). Rows whose ``h`` falls
+in a hash bucket (low bits of ``h``, about 2n buckets, counted with ``np.bincount``) holding only
+them are singletons for sure (equal pairs have equal ``h``) and are never sorted. The remaining
+candidates are sorted by ``h`` (one ``argsort``); runs of equal ``h`` are the groups. Because two
+different pairs could in principle share ``h``, every run is checked pair-by-pair against its first
+row; on any mismatch the candidates are re-sorted exactly with ``np.lexsort((key, a))``. The result
+is therefore exact for any input, and costs one bucket count plus one sort of the rows that can
+share a group.
+
+Rows whose group has a single member, and rows excluded by ``mask`` (e.g. a history level that is
+:data:`~agentgym_credit.keys.MISSING` at that step), get code ``-1``: every estimator gives them 0
+at that level, so they never need a group of their own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+NORMS = ("mean_std", "mean")
+STDS = ("sample", "population")
+
+
+def mix64(a: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """splitmix64-style mix of ``key + a * golden`` (wrapping uint64 arithmetic)."""
+    z = np.asarray(key, dtype=np.uint64) + np.asarray(a).astype(np.uint64) * _GOLDEN
+    z ^= z >> np.uint64(30)
+    z *= _M1
+    z ^= z >> np.uint64(27)
+    z *= _M2
+    z ^= z >> np.uint64(31)
+    return z
+
+
+@dataclass(frozen=True)
+class PairGroups:
+    """Groups of size >= 2 among ``n`` rows.
+
+    ``code[i]``: group index of row i (0..G-1), or -1 (singleton or excluded). ``members``: row
+    indices of all grouped rows, sorted by group; group g is ``members[starts[g]:starts[g] + size[g]]``.
+    ``n_included``: rows that were not masked out (singletons included).
+    """
+
+    code: np.ndarray
+    members: np.ndarray
+    starts: np.ndarray
+    size: np.ndarray
+    n_included: int
+
+    @property
+    def num_groups(self) -> int:
+        """Number of groups of size >= 2."""
+        return int(len(self.size))
+
+
+def pair_groups(a: np.ndarray, key: np.ndarray, mask: np.ndarray | None = None) -> PairGroups:
+    """Group rows by equal ``(a[i], key[i])`` (rows where ``mask`` is False are left out)."""
+    a = np.asarray(a, dtype=np.int64)
+    key = np.asarray(key, dtype=np.uint64)
+    n = len(a)
+    idx = np.arange(n) if mask is None else np.flatnonzero(mask)
+    n_included = int(len(idx))
+    code = np.full(n, -1, dtype=np.int64)
+    empty = np.zeros(0, dtype=np.int64)
+    if n_included < 2:
+        return PairGroups(code, empty, empty, empty, n_included)
+    ai, ki = a[idx], key[idx]
+    h = mix64(ai, ki)
+    # bucket pre-filter: a row alone in its bucket is alone in its group
+    bits = max(4, int(np.ceil(np.log2(n_included))) + 1)
+    bucket = (h & np.uint64((1 << bits) - 1)).astype(np.int64)
+    counts = np.bincount(bucket, minlength=1 << bits)
+    cand = np.flatnonzero(counts[bucket] >= 2)
+    if len(cand) < 2:
+        return PairGroups(code, empty, empty, empty, n_included)
+    hc = h[cand]
+    srt = np.argsort(hc, kind="stable")
+    hs = hc[srt]
+    brk = np.r_[True, hs[1:] != hs[:-1]]
+    run = np.cumsum(brk) - 1
+    head = np.flatnonzero(brk)[run]
+    rows = cand[srt]
+    if np.any(ai[rows] != ai[rows[head]]) or np.any(ki[rows] != ki[rows[head]]):
+        srt = np.lexsort((ki[cand], ai[cand]))  # a 64-bit mix collision: sort the pairs exactly
+        rows = cand[srt]
+        ar, kr = ai[rows], ki[rows]
+        brk = np.r_[True, (ar[1:] != ar[:-1]) | (kr[1:] != kr[:-1])]
+        run = np.cumsum(brk) - 1
+    run_start = np.flatnonzero(brk)
+    run_size = np.diff(np.r_[run_start, len(rows)])
+    keep_run = run_size >= 2
+    keep_row = keep_run[run]
+    new_id = np.cumsum(keep_run) - 1
+    members = idx[rows[keep_row]]
+    code[members] = new_id[run[keep_row]]
+    size = run_size[keep_run]
+    starts = np.r_[0, np.cumsum(size)[:-1]].astype(np.int64)
+    return PairGroups(code, members, starts, size, n_included)
+
+
+def group_mean_std(x: np.ndarray, groups: PairGroups, ddof: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-group mean, standard deviation (two-pass, ``ddof`` 0 or 1) and an all-equal flag.
+
+    The all-equal flag compares each group's minimum and maximum, so a group of identical values is
+    recognized exactly even where the floating-point mean differs from them in the last bit.
+    """
+    g = groups.num_groups
+    if g == 0:
+        z = np.zeros(0)
+        return z, z, np.zeros(0, dtype=bool)
+    m = groups.members
+    c = groups.code[m]
+    xm = x[m]
+    mean = np.bincount(c, weights=xm, minlength=g) / groups.size
+    dev = xm - mean[c]
+    var = np.bincount(c, weights=dev * dev, minlength=g) / (groups.size - ddof)
+    const = np.minimum.reduceat(xm, groups.starts) == np.maximum.reduceat(xm, groups.starts)
+    return mean, np.sqrt(var), const
+
+
+def normalized_deviation(x: np.ndarray, groups: PairGroups, norm: str = "mean_std", std: str = "sample",
+                         eps: float = 1e-6) -> np.ndarray:
+    """``(x_i - mean_G) / F_norm`` for rows in groups of size >= 2, else 0.
+
+    ``norm="mean_std"``: F_norm = std_G + eps (``std`` "sample": ddof=1, "population": ddof=0);
+    ``norm="mean"``: F_norm = 1. Groups whose values are all equal give exactly 0.
+    """
+    out = np.zeros(len(x), dtype=np.float64)
+    if groups.num_groups == 0:
+        return out
+    mean, sd, const = group_mean_std(x, groups, ddof=1 if std == "sample" else 0)
+    m = groups.members
+    c = groups.code[m]
+    dev = x[m] - mean[c]
+    if norm == "mean_std":
+        dev = dev / (sd[c] + eps)
+    dev[const[c]] = 0.0
+    out[m] = dev
+    return out
+
+
+__all__ = ["NORMS", "STDS", "mix64", "PairGroups", "pair_groups", "group_mean_std", "normalized_deviation"]

@@ -1,0 +1,77 @@
+"""Estimators by name: the :data:`ESTIMATORS` registry and :func:`advantages`.
+
+A training loop picks its estimator from a config string::
+
+    adv = advantages("gigpo", steps, gamma=0.95, omega=1.0)   # float32, one value per row
+
+Registered names: ``grpo``, ``drgrpo`` (GRPO, mean only), ``rloo``, ``gigpo``, ``hgpo``,
+``hgpo_precision``, ``gae`` (needs ``steps.value``), ``mc`` (discounted return, no baseline). Each
+entry is a function ``f(steps, **options) -> np.ndarray`` (float64, input order); :func:`advantages`
+checks the option names, calls it and returns float32. :func:`register` adds a user's own.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+import numpy as np
+
+from agentgym_credit.credit import checks
+from agentgym_credit.credit.anchor_groups import gigpo
+from agentgym_credit.credit.baselines import gae, mc
+from agentgym_credit.credit.episode import drgrpo, grpo, rloo
+from agentgym_credit.credit.hierarchy import hgpo, hgpo_precision
+from agentgym_credit.credit.steps import StepArrays
+
+Estimator = Callable[..., np.ndarray]
+
+ESTIMATORS: dict[str, Estimator] = {
+    "grpo": grpo,
+    "drgrpo": drgrpo,
+    "rloo": rloo,
+    "gigpo": gigpo,
+    "hgpo": hgpo,
+    "hgpo_precision": hgpo_precision,
+    "gae": gae,
+    "mc": mc,
+}
+
+
+def estimator_options(name: str) -> dict[str, object]:
+    """The options of estimator ``name`` with their defaults."""
+    fn = _lookup(name)
+    return {p.name: p.default for p in list(inspect.signature(fn).parameters.values())[1:]
+            if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+def _lookup(name: str) -> Estimator:
+    try:
+        return ESTIMATORS[name]
+    except KeyError:
+        raise KeyError(f"unknown estimator {name!r}; registered: {', '.join(sorted(ESTIMATORS))}") from None
+
+
+def advantages(name: str, steps: StepArrays, **options) -> np.ndarray:
+    """Per-row advantages (float32, input order) of the estimator registered as ``name``."""
+    fn = _lookup(name)
+    checks.as_steps(steps)
+    params = inspect.signature(fn).parameters
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        unknown = sorted(set(options) - set(params))
+        if unknown:
+            known = ", ".join(estimator_options(name))
+            raise TypeError(f"estimator {name!r} has no option {', '.join(unknown)}; its options: {known}")
+    return np.asarray(fn(steps, **options), dtype=np.float32)
+
+
+def register(name: str, fn: Estimator, *, overwrite: bool = False) -> None:
+    """Add ``fn(steps, **options) -> array`` under ``name`` (refuses to replace one unless asked)."""
+    if not callable(fn):
+        raise TypeError(f"estimator {name!r} must be callable")
+    if name in ESTIMATORS and not overwrite:
+        raise ValueError(f"estimator {name!r} is already registered; pass overwrite=True to replace it")
+    ESTIMATORS[name] = fn
+
+
+__all__ = ["ESTIMATORS", "Estimator", "advantages", "estimator_options", "register"]
