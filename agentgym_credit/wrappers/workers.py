@@ -258,7 +258,9 @@ class SubprocessBackend(Backend):
                 self._conns[w].send(cmds)
                 sent.append(True)
             except (BrokenPipeError, OSError) as e:
-                errors[w] = f"worker process {self._procs[w].pid} is gone ({type(e).__name__})"
+                self._procs[w].join(0.5)
+                errors[w] = (f"worker process {self._procs[w].pid} died (exit code {self._procs[w].exitcode}; "
+                             f"{type(e).__name__} on send)")
                 sent.append(False)
         deadline = time.monotonic() + self.timeout
         for w in range(self.num_workers):

@@ -1,0 +1,62 @@
+"""The Ray backend on a real local cluster (``ray.init(num_cpus=2)``, started once for the module)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_collector import SLIPPY_GRID, assert_same_batch
+from test_collector_envs import ChainEnv, chain_policy, hash_policy
+
+from agentgym_credit.wrappers import GroupedRolloutCollector
+
+ray = pytest.importorskip("ray", reason="the ray backend needs `pip install 'agentgym-credit[ray]'`")
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    tests_dir = str(Path(__file__).resolve().parent)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([tests_dir, os.environ.get("PYTHONPATH", "")])}})
+    yield
+    ray.shutdown()
+
+
+def test_ray_matches_sync(ray_cluster):
+    kw = dict(env="credit/GridWorld-v0", env_kwargs=SLIPPY_GRID, group_size=4, max_steps=20, seed=11,
+              progress=False)
+    sync = GroupedRolloutCollector(**kw).collect(hash_policy, tasks=[0, 1, 2])
+    with GroupedRolloutCollector(backend="ray", num_workers=2, **kw) as col:
+        remote = col.collect(hash_policy, tasks=[0, 1, 2])
+    assert_same_batch(sync, remote)
+
+
+def test_ray_dead_actor_is_replaced(ray_cluster):
+    col = GroupedRolloutCollector(functools.partial(ChainEnv, n=50), group_size=2, backend="ray", num_workers=2,
+                                  max_steps=5, progress=False, timeout=60)
+    try:
+        victim = col.worker_pids()[1]
+        killed = []
+
+        def policy(obs, infos):
+            if infos[0]["rollout"]["t"] == 2 and not killed:
+                os.kill(victim, signal.SIGKILL)
+                killed.append(victim)
+                time.sleep(0.1)
+            return chain_policy(obs, infos)
+
+        with pytest.warns(UserWarning):
+            batch = col.collect(policy, tasks=2)
+        tt = batch.traj
+        on_victim = tt.traj_id % 2 == 1
+        assert tt.failed[on_victim].all() and not tt.failed[~on_victim].any()
+        assert all("died" in e for e in np.array(tt.error)[on_victim])
+        assert victim not in col.worker_pids()
+        assert not col.collect(chain_policy, tasks=2).traj.failed.any()
+    finally:
+        col.close()
