@@ -1,0 +1,263 @@
+"""``credit/WebShop-v0``: the WebShop text shopping environment with its reward function.
+
+What lives here: :class:`WebShopEnv`, :func:`parse_action`, :func:`shared_catalog`.
+
+Pages: search → results (top 50, 10 a page) → item (options, sub-pages) → done; see :mod:`.pages`.
+Actions: ``search[<query>]`` (only where the page has the search box) and ``click[<text>]`` with
+the text of a clickable of the page — a button, a product asin or an option value —
+case-insensitive. Anything else is a no-op: the page stays, the step counts, reward 0 and
+``info["action_valid"] = False``. ``Buy Now`` ends the episode with WebShop's reward
+(:mod:`.reward`); after ``max_steps`` steps without a purchase the episode is truncated.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from agentgym_credit.envs.base import CreditEnv
+from agentgym_credit.envs.webshop import pages as P
+from agentgym_credit.envs.webshop.catalog import generate_catalog
+from agentgym_credit.envs.webshop.data import SPLITS, WebShopCatalog
+from agentgym_credit.envs.webshop.reward import get_reward
+from agentgym_credit.envs.webshop.search import BM25Index, shared_index
+
+SEARCH_RETURN_N = 50
+SEARCH_MARKER = "search[<query>]"
+"""Admissible-action marker of the search box: replace ``<query>`` by the query."""
+
+OBSERVATION_MODES = ("text", "text_rich")
+_ACTION = re.compile(r"^\s*(search|click)\s*\[(.*)\]\s*$", re.IGNORECASE | re.DOTALL)
+
+_CATALOGS: dict[tuple[int, int], WebShopCatalog] = {}
+_CAT_LOCK = threading.Lock()
+
+
+def shared_catalog(num_products: int = 1000, seed: int = 0) -> WebShopCatalog:
+    """The generated catalog ``(num_products, seed)``, generated once per process."""
+    key = (int(num_products), int(seed))
+    with _CAT_LOCK:
+        cat = _CATALOGS.get(key)
+        if cat is None:
+            cat = _CATALOGS[key] = generate_catalog(*key)
+        return cat
+
+
+def parse_action(action: str) -> tuple[str | None, str | None]:
+    """``"click[Buy Now]"`` → ``("click", "buy now")``; unparseable text → ``(None, None)``."""
+    m = _ACTION.match(action)
+    if m is None:
+        return None, None
+    return m.group(1).lower(), m.group(2).strip().lower()
+
+
+class WebShopEnv(CreditEnv):
+    """WebShop as a ``credit/*`` env.
+
+    Args:
+        num_products: size of the generated catalog (ignored when ``catalog`` is given).
+        catalog_seed: seed of the generated catalog.
+        catalog: a :class:`~.data.WebShopCatalog` (e.g. from :func:`~.data.load_original`).
+        split: goals to draw from: ``"train"`` (goals 500+), ``"test"`` (goals 0-499) or ``"all"``.
+        observation_mode: ``"text"`` or ``"text_rich"``.
+        max_steps: steps before truncation (15 as the GiGPO runs).
+        show_attrs: show the ``Attributes`` sub-page button (off by default, as the original).
+        cache_dir: folder of the on-disk search index (``False``: no disk cache).
+
+    ``reset(options={"task": i})`` starts goal ``i`` of the split; without a task a goal is drawn
+    uniformly with the episode RNG. ``info`` has the contract keys and ``score`` (the raw WebShop
+    score of the purchase, 0 before), ``page``, and on purchase ``reward_info``.
+    ``won`` is ``score == 1.0``.
+
+    ``state_key`` = ``(page type, query terms, results page, product, selected options, sub-page)``
+    — the query as the sorted multiset of its indexed terms, since that alone decides the results;
+    fields a page does not use are blank. The set of visited products (marked in ``text_rich``)
+    changes no action and is not in the key.
+
+    >>> import gymnasium as gym, agentgym_credit
+    >>> env = gym.make("credit/WebShop-v0", num_products=200, cache_dir=False)
+    >>> obs, info = env.reset(seed=0, options={"task": 0})
+    >>> obs.startswith("WebShop [SEP] Instruction:")
+    True
+    >>> info["admissible_actions"]
+    ['search[<query>]']
+    """
+
+    def __init__(
+        self,
+        num_products: int = 1000,
+        catalog_seed: int = 0,
+        *,
+        catalog: WebShopCatalog | None = None,
+        split: str = "train",
+        observation_mode: str = "text",
+        max_steps: int = 15,
+        show_attrs: bool = False,
+        cache_dir: str | Path | None | bool = None,
+        render_mode: str | None = None,
+    ):
+        super().__init__(render_mode=render_mode)
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+        if observation_mode not in OBSERVATION_MODES:
+            raise ValueError(f"observation_mode must be one of {OBSERVATION_MODES}, got {observation_mode!r}")
+        if int(max_steps) < 1:
+            raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+        self.catalog = catalog if catalog is not None else shared_catalog(num_products, catalog_seed)
+        self.split = split
+        self.task_indices = self.catalog.split_indices(split)
+        if len(self.task_indices) == 0:
+            raise ValueError(f"split {split!r} of catalog {self.catalog.source!r} has no goals")
+        self.observation_mode = observation_mode
+        self.max_steps = int(max_steps)
+        self.show_attrs = bool(show_attrs)
+        self.index: BM25Index = shared_index(self.catalog, cache=cache_dir)
+        self.goal: dict[str, Any] = {}
+        self.goal_index = -1
+
+    @property
+    def num_tasks(self) -> int:
+        """Number of goals in this env's split."""
+        return len(self.task_indices)
+
+    # -- search ----------------------------------------------------------------------------------
+    def _search(self, query: str) -> tuple[str, list[str]]:
+        """``(normalized query, top asins)`` of a query."""
+        terms = sorted(t for t in self.index.query_terms(query) if t in self.index.term_id)
+        hits = self.index.search(query, k=SEARCH_RETURN_N)
+        return " ".join(terms), [self.catalog.products[i]["asin"] for i in hits]
+
+    # -- episode ---------------------------------------------------------------------------------
+    def _reset_impl(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        task = options.get("task")
+        if task is None:
+            local = int(self.np_random.integers(self.num_tasks))
+        else:
+            if isinstance(task, bool) or not isinstance(task, int) or not 0 <= task < self.num_tasks:
+                raise ValueError(
+                    f"options['task'] must be an int in [0, {self.num_tasks}) for split {self.split!r}, got {task!r}"
+                )
+            local = int(task)
+        self.goal_index = self.task_indices[local]
+        self.goal = self.catalog.goals[self.goal_index]
+        self._page_kind = "search"
+        self._query = ""
+        self._results: list[str] = []
+        self._page_no = 0
+        self._asin = ""
+        self._options: dict[str, str] = {}
+        self._sub = ""
+        self._visited: set[str] = set()
+        self._t = 0
+        self._score = 0.0
+        return self._observe(reward_info=None)
+
+    def _render_page(self) -> P.Page:
+        instr = self.goal["instruction_text"]
+        kind = self._page_kind
+        if kind == "search":
+            return P.search_page(instr)
+        if kind == "results":
+            lo = (self._page_no - 1) * P.RESULTS_PER_PAGE
+            prods = [self.catalog.by_asin[a] for a in self._results[lo : lo + P.RESULTS_PER_PAGE]]
+            return P.results_page(instr, prods, self._page_no, len(self._results), self._visited)
+        product = self.catalog.by_asin[self._asin]
+        if kind == "item":
+            return P.item_page(instr, product, self._options, self.show_attrs)
+        if kind == "sub":
+            return P.sub_page(instr, product, self._sub)
+        return P.done_page(self._asin, self._options, self._score)
+
+    def _state_key(self) -> str:
+        k = self._page_kind
+        query = self._query if k in ("results", "item", "sub") else ""
+        page_no = str(self._page_no) if k in ("results", "item", "sub") else ""
+        asin = self._asin if k in ("item", "sub", "done") else ""
+        opts = (
+            ",".join(f"{n}={v}" for n, v in sorted(self._options.items()))
+            if k in ("item", "sub", "done")
+            else ""
+        )
+        sub = self._sub if k == "sub" else ""
+        return f"webshop|{k}|q={query}|p={page_no}|a={asin}|o={opts}|s={sub}"
+
+    def _observe(self, reward_info: dict[str, Any] | None, valid: bool = True) -> tuple[str, dict[str, Any]]:
+        page = self._render_page()
+        self._page = page
+        obs = page.text() if self.observation_mode == "text" else page.text_rich()
+        admissible = [SEARCH_MARKER] if page.has_search_bar else []
+        admissible += [f"click[{c}]" for c in page.clickables]
+        info: dict[str, Any] = {
+            "state_key": self._state_key(),
+            "admissible_actions": admissible,
+            "task_id": f"webshop:goal:{self.goal_index}",
+            "won": bool(self._page_kind == "done" and math.isclose(self._score, 1.0)),
+            "action_valid": valid,
+            "score": float(self._score),
+            "page": self._page_kind,
+        }
+        if reward_info is not None:
+            info["reward_info"] = reward_info
+        return obs, info
+
+    def _step_impl(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self._t += 1
+        name, arg = parse_action(action)
+        valid = True
+        reward_info = None
+        if name == "search" and arg and self._page.has_search_bar:
+            self._query, self._results = self._search(arg)
+            self._page_kind, self._page_no, self._asin, self._options = "results", 1, "", {}
+        elif name == "click" and arg in self._page.clickables:
+            reward_info = self._click(self._page.clickables[arg])
+        else:
+            valid = False
+        terminated = self._page_kind == "done"
+        obs, info = self._observe(reward_info, valid)
+        if not valid:
+            info["invalid_reason"] = "not an admissible search[...] or click[...] on this page"
+        truncated = not terminated and self._t >= self.max_steps
+        reward = self._score if terminated else 0.0
+        return obs, reward, terminated, truncated, info
+
+    def _click(self, el: P.Element) -> dict[str, Any] | None:
+        kind, text = self._page_kind, el.text
+        if el.kind == P.PRODUCT:
+            self._asin, self._options, self._page_kind = text, {}, "item"
+            self._visited.add(text)
+        elif el.kind == P.OPTION:
+            self._options[el.option_name] = text
+        elif text == P.BACK_TO_SEARCH:
+            self._page_kind, self._query, self._results, self._page_no = "search", "", [], 0
+            self._asin, self._options, self._sub = "", {}, ""
+        elif text == P.NEXT_PAGE:
+            self._page_no += 1
+        elif text == P.PREV_PAGE:
+            if kind == "results":
+                self._page_no -= 1
+            elif kind == "item":
+                self._page_kind, self._asin, self._options = "results", "", {}
+            else:  # sub-page → its item page, options kept
+                self._page_kind, self._sub = "item", ""
+        elif text in P.SUB_PAGES:
+            self._page_kind, self._sub = "sub", text
+        elif text == P.BUY_NOW:
+            product = self.catalog.by_asin[self._asin]
+            info = get_reward(product, self.goal, self.catalog.prices[self._asin], self._options)
+            self._score = info.reward
+            self._page_kind = "done"
+            return info.as_dict()
+        return None
+
+
+__all__ = [
+    "OBSERVATION_MODES",
+    "SEARCH_MARKER",
+    "SEARCH_RETURN_N",
+    "WebShopEnv",
+    "parse_action",
+    "shared_catalog",
+]

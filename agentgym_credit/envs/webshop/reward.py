@@ -1,0 +1,325 @@
+"""WebShop's reward function, rule for rule, in this package's own code.
+
+What lives here: :func:`get_reward` (the total score of a purchase) and its parts
+:func:`type_reward`, :func:`attribute_reward`, :func:`option_reward`; :func:`normalize_color`
+and :data:`COLOR_SET`; :func:`title_nouns` (the noun extractor the type factor uses);
+:func:`fuzzy_score`; :class:`RewardInfo` (the breakdown).
+
+The rules (source: Yao et al. 2022, "WebShop", section 3.2 and appendix; reference code
+``web_agent_site/engine/goal.py`` and ``engine/normalize.py`` of princeton-nlp/WebShop):
+
+* **Total.** ``r = (n_attr_matches + n_option_matches + r_price) / (n_goal_attrs + n_goal_options + 1)``
+  multiplied by the type factor ``r_type``. ``r_price`` is 1 when the purchased price is
+  ``<= price_upper`` (the goal's budget), else 0.
+* **Attributes.** A goal attribute matches when ``token_set_ratio(product_attr, goal_attr) > 85``
+  for one of the product's attributes, or else when the goal attribute is a substring of the
+  lower-cased title, the joined bullet points or the description.
+* **Options.** For each *purchased* (selected) option, after colour normalization of both sides:
+  an option named ``size`` matches only exactly (its value is one of the goal option values);
+  any other option matches when ``token_set_ratio(goal_value, value) > 85`` for some goal value;
+  failing that, it matches when the value is a substring of the lower-cased title, bullet points
+  or description. An option never selected never matches.
+* **Type factor.** ``query_match`` = same scrape query; ``category_match`` = at least two levels of
+  ``product_category`` (split on ``›``) shared; ``title_score`` = share of the goal product's title
+  nouns found among the purchased title's nouns (0.2 when the goal title has none).
+  ``r_type = 1``; ``0.5`` when none of ``query_match``, ``category_match``, ``title_score > 0.2``
+  holds; ``0.1`` when ``title_score < 0.1``; ``0`` when ``title_score == 0``.
+* **Fuzzy score.** ``token_set_ratio`` as ``thefuzz`` computes it: both strings lower-cased with
+  non-alphanumerics turned into spaces, then rounded to an integer (``rapidfuzz`` does the work).
+* **Colour normalization.** A value is replaced by the first entry of an alphabetical colour list
+  that occurs in it as a substring (so ``"navy blue"`` becomes ``"blue"``); values with no colour are
+  left as they are.
+
+Known difference: the original finds title nouns with spaCy's ``en_core_web_lg`` part-of-speech
+tagger; :func:`title_nouns` keeps every alphabetic word that is not a stop word, a number, a
+colour or a listed modifier (see ``DIFFERENCES.md``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentgym_credit.errors import DependencyNotInstalled
+
+try:  # optional dependency (extra "webshop")
+    from rapidfuzz import fuzz as _fuzz
+    from rapidfuzz.utils import default_process as _default_process
+except ImportError:  # pragma: no cover - exercised only without the extra
+    _fuzz = None
+    _default_process = None
+
+FUZZY_THRESHOLD = 85
+"""A fuzzy match needs ``token_set_ratio`` strictly above this."""
+
+EXACT_MATCH_OPTIONS: tuple[str, ...] = ("size",)
+"""Option names that must match exactly (as in the original)."""
+
+PRICE_RANGE: tuple[float, ...] = tuple(10.0 * i for i in range(1, 100))
+"""Budget grid used to draw ``price_upper`` of a goal."""
+
+NO_BUDGET = 1_000_000.0
+"""``price_upper`` of a goal without a price clause."""
+
+COLOR_SET: tuple[str, ...] = tuple(
+    sorted(
+        {
+            "alice blue",
+            "almond",
+            "amber",
+            "amethyst",
+            "apricot",
+            "aqua",
+            "aquamarine",
+            "azure",
+            "beige",
+            "black",
+            "blue",
+            "blush",
+            "bronze",
+            "brown",
+            "burgundy",
+            "camel",
+            "charcoal",
+            "cherry",
+            "chocolate",
+            "coffee",
+            "copper",
+            "coral",
+            "cream",
+            "crimson",
+            "cyan",
+            "emerald",
+            "fuchsia",
+            "gold",
+            "gray",
+            "green",
+            "grey",
+            "indigo",
+            "ivory",
+            "khaki",
+            "lavender",
+            "lemon",
+            "lilac",
+            "lime",
+            "magenta",
+            "maroon",
+            "mint",
+            "mocha",
+            "mustard",
+            "navy",
+            "nude",
+            "olive",
+            "orange",
+            "peach",
+            "pink",
+            "plum",
+            "purple",
+            "red",
+            "rose gold",
+            "ruby",
+            "rust",
+            "sage",
+            "salmon",
+            "sand",
+            "silver",
+            "tan",
+            "taupe",
+            "teal",
+            "turquoise",
+            "violet",
+            "white",
+            "wine",
+            "yellow",
+        }
+    )
+)
+"""Alphabetical colour list; :func:`normalize_color` returns the first one found in a value."""
+
+_STOP = frozenset(
+    "a an and are as at be but by for from if in into is it its no not of on or such that the "
+    "their then there these they this to was will with without x w l".split()
+)
+_MODIFIERS = frozenset(
+    """
+    free long lasting natural organic wireless portable large small medium big mini extra
+    soft hard heavy light lightweight dark bright new premium professional original best
+    high low quick easy fast slow dry wet hot cold warm cool fresh sweet spicy gluten dairy
+    sugar non toxic waterproof water resistant adjustable compatible durable comfortable
+    classic modern vintage casual slim fit loose stretch machine washable daily sensitive
+    oily normal curly straight thin thick fine deep super ultra pure raw vegan kosher keto
+    low fat zero calorie caffeine decaf noise cancelling rechargeable fast charging
+    anti slip non slip heavy duty easy clean easy assemble stainless steel solid wood memory
+    foam full queen king twin men women womens mens kids unisex pack count set ounce oz fl
+    inch ft lb piece pieces pcs
+    """.split()
+)
+_WORD = re.compile(r"[a-z]+")
+_COLOR_WORDS = frozenset(w for c in COLOR_SET for w in c.split())
+
+
+def _require_fuzz() -> None:
+    if _fuzz is None:
+        raise DependencyNotInstalled("rapidfuzz", "webshop")
+
+
+def fuzzy_score(a: str, b: str) -> int:
+    """``token_set_ratio`` of two strings, processed and rounded as ``thefuzz`` does."""
+    _require_fuzz()
+    return int(round(_fuzz.token_set_ratio(a, b, processor=_default_process)))
+
+
+def normalize_color(value: str) -> str:
+    """The first colour of :data:`COLOR_SET` contained in ``value``, else ``value`` unchanged."""
+    for color in COLOR_SET:
+        if color in value:
+            return color
+    return value
+
+
+def title_nouns(title: str) -> list[str]:
+    """Words of a product title that stand for what the product *is* (stand-in for spaCy nouns)."""
+    out = []
+    for w in _WORD.findall(title.lower()):
+        if len(w) < 2 or w in _STOP or w in _MODIFIERS or w in _COLOR_WORDS:
+            continue
+        out.append(w)
+    return out
+
+
+def _split_category(path: str) -> set[str]:
+    return {x.strip() for x in path.split("›")}
+
+
+def type_reward(purchased: Mapping[str, Any], goal: Mapping[str, Any]) -> dict[str, Any]:
+    """Type factor ``r_type`` in {1, 0.5, 0.1, 0} and the three signals it is made of."""
+    query_match = purchased["query"] == goal["query"]
+    category_match = (
+        len(_split_category(purchased["product_category"]) & _split_category(goal["product_category"])) >= 2
+    )
+    desired = title_nouns(goal["name"])
+    bought = title_nouns(purchased["name"])
+    title_score = 0.2 if not desired else len(set(bought) & set(desired)) / len(desired)
+    r_type = 1.0
+    if not (query_match or category_match or title_score > 0.2):
+        r_type = 0.5
+    if title_score < 0.1:
+        r_type = 0.1
+    if title_score == 0.0:
+        r_type = 0.0
+    return {
+        "r_type": r_type,
+        "query_match": query_match,
+        "category_match": category_match,
+        "title_score": title_score,
+    }
+
+
+def _in_text(value: str, product: Mapping[str, Any]) -> bool:
+    return (
+        value in product["Title"].lower()
+        or value in " ".join(product["BulletPoints"]).lower()
+        or value in product["Description"].lower()
+    )
+
+
+def attribute_reward(purchased: Mapping[str, Any], goal_attributes: Sequence[str]) -> tuple[float, int]:
+    """``(share, count)`` of goal attributes the purchased product has."""
+    n = 0
+    for g in goal_attributes:
+        if any(fuzzy_score(p, g) > FUZZY_THRESHOLD for p in purchased["Attributes"]) or _in_text(
+            g, purchased
+        ):
+            n += 1
+    return (n / len(goal_attributes) if goal_attributes else 0.0), n
+
+
+def option_reward(
+    purchased: Mapping[str, Any], goal_options: Iterable[str], selected: Mapping[str, str]
+) -> tuple[float | None, int]:
+    """``(share, count)`` of selected options that match a goal option (``share`` is None without goal options)."""
+    goals = [normalize_color(o) for o in goal_options]
+    n = 0
+    for name, value in selected.items():
+        value = normalize_color(value)
+        if name.lower() in EXACT_MATCH_OPTIONS:
+            matched = value in goals
+        else:
+            matched = any(fuzzy_score(g, value) > FUZZY_THRESHOLD for g in goals)
+        if matched or _in_text(value, purchased):
+            n += 1
+    return (n / len(goals) if goals else None), n
+
+
+@dataclass(frozen=True)
+class RewardInfo:
+    """Breakdown of one purchase's score (the components the original reports with ``verbose``)."""
+
+    reward: float
+    r_type: float
+    r_att: float
+    n_attr_matches: int
+    r_option: float | None
+    n_option_matches: int
+    r_price: bool
+    query_match: bool
+    category_match: bool
+    title_score: float
+    n_goal_attributes: int
+    n_goal_options: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def get_reward(
+    purchased: Mapping[str, Any], goal: Mapping[str, Any], price: float, selected: Mapping[str, str]
+) -> RewardInfo:
+    """Score of buying ``purchased`` at ``price`` with options ``selected`` for ``goal``.
+
+    ``purchased`` has WebShop's processed fields (``name``/``Title``, ``query``, ``product_category``,
+    ``Attributes``, ``BulletPoints``, ``Description``); ``goal`` has ``name``, ``query``,
+    ``product_category``, ``attributes``, ``goal_options`` (dict or list of values), ``price_upper``.
+    """
+    t = type_reward(purchased, goal)
+    upper = float(goal["price_upper"])
+    r_price = bool(price <= upper) if upper > 0 else False
+    attrs = list(goal["attributes"])
+    gopts = goal["goal_options"]
+    gvals = list(gopts.values()) if isinstance(gopts, Mapping) else list(gopts)
+    r_att, n_att = attribute_reward(purchased, attrs)
+    r_opt, n_opt = option_reward(purchased, gvals, selected)
+    total = (n_att + n_opt + int(r_price)) / (len(attrs) + len(gvals) + 1) * t["r_type"]
+    return RewardInfo(
+        reward=float(total),
+        r_type=t["r_type"],
+        r_att=r_att,
+        n_attr_matches=n_att,
+        r_option=r_opt,
+        n_option_matches=n_opt,
+        r_price=r_price,
+        query_match=t["query_match"],
+        category_match=t["category_match"],
+        title_score=t["title_score"],
+        n_goal_attributes=len(attrs),
+        n_goal_options=len(gvals),
+    )
+
+
+__all__ = [
+    "COLOR_SET",
+    "EXACT_MATCH_OPTIONS",
+    "FUZZY_THRESHOLD",
+    "NO_BUDGET",
+    "PRICE_RANGE",
+    "RewardInfo",
+    "attribute_reward",
+    "fuzzy_score",
+    "get_reward",
+    "normalize_color",
+    "option_reward",
+    "title_nouns",
+    "type_reward",
+]

@@ -1,0 +1,291 @@
+"""BM25 product search, Lucene-style, in numpy; one index per catalog per process, cached on disk.
+
+What lives here: :func:`analyze` (the text analyzer), :class:`BM25Index` (build, search, save,
+load), :func:`product_document` (the text indexed for a product, as the original's index),
+:func:`shared_index` (the one index every env instance of a process uses), :func:`cache_dir`.
+
+Scoring is Lucene's BM25 (the original index is Pyserini/Lucene with ``k1=0.9, b=0.4``)::
+
+    score(q, d) = sum over query terms t (with repetition) of
+                  idf(t) * tf(t, d) / (tf(t, d) + k1 * (1 - b + b * len(d) / avglen))
+    idf(t)      = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+
+Ties are broken by document order (Lucene breaks them by doc id). The analyzer lower-cases, drops
+possessive ``'s``, splits on anything but letters, digits and decimal points inside numbers,
+removes Lucene's English stop words and applies the English minimal ("S") stemmer. Differences
+from Pyserini's default analyzer (Porter stemming, lossy one-byte length norms) are listed in
+``DIFFERENCES.md``.
+
+A search is a sparse gather: the postings of the query terms (precomputed per-posting BM25
+weights) are summed per document with ``np.bincount`` and the top ``k`` taken with
+``np.argpartition`` — no Python loop over documents.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+INDEX_FORMAT_VERSION = 1
+K1_DEFAULT, B_DEFAULT = 0.9, 0.4
+CACHE_ENV_VAR = "AGENTGYM_CREDIT_WEBSHOP_CACHE"
+"""Environment variable that overrides the on-disk cache folder."""
+
+LUCENE_STOP_WORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then "
+    "there these they this to was will with".split()
+)
+_TOKEN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)*")
+_POSSESSIVE = re.compile(r"'s\b")
+
+
+def _stem(w: str) -> str:
+    """Lucene's EnglishMinimalStemmer (Harman's S-stemmer)."""
+    n = len(w)
+    if n < 3 or w[-1] != "s":
+        return w
+    if w[-2] in "us":
+        return w
+    if w[-2] == "e":
+        if n > 3 and w[-3] == "i" and w[-4] not in "ae":
+            return w[:-3] + "y"
+        if w[-3] in "iaoe":
+            return w
+    return w[:-1]
+
+
+def analyze(text: str) -> list[str]:
+    """Terms of a text: lower-case, tokens, no stop words, S-stemmed."""
+    text = _POSSESSIVE.sub("", text.lower().replace("\u2019", "'"))
+    return [_stem(t) for t in _TOKEN.findall(text) if t not in LUCENE_STOP_WORDS]
+
+
+def product_document(p: Mapping[str, Any]) -> str:
+    """Indexed text of a product: title, description, first bullet point and options, lower-cased."""
+    option_text = ", and ".join(f"{name}: {', '.join(vals)}" for name, vals in p["options"].items())
+    bullets = p["BulletPoints"] or [""]
+    return " ".join([p["Title"], p["Description"], bullets[0], option_text]).lower()
+
+
+class BM25Index:
+    """An inverted index with precomputed BM25 weights (see module docstring)."""
+
+    def __init__(
+        self,
+        vocab: Sequence[str],
+        indptr: np.ndarray,
+        postings_doc: np.ndarray,
+        postings_weight: np.ndarray,
+        doc_len: np.ndarray,
+        *,
+        k1: float = K1_DEFAULT,
+        b: float = B_DEFAULT,
+        fingerprint: str = "",
+    ):
+        self.vocab = list(vocab)
+        self.term_id = {t: i for i, t in enumerate(self.vocab)}
+        self.indptr = np.asarray(indptr, dtype=np.int64)
+        self.postings_doc = np.asarray(postings_doc, dtype=np.int32)
+        self.postings_weight = np.asarray(postings_weight, dtype=np.float32)
+        self.doc_len = np.asarray(doc_len, dtype=np.int32)
+        self.n_docs = int(self.doc_len.shape[0])
+        self.k1, self.b = float(k1), float(b)
+        self.fingerprint = fingerprint
+
+    # -- build -----------------------------------------------------------------------------------
+    @classmethod
+    def build(
+        cls,
+        docs: Sequence[str],
+        *,
+        k1: float = K1_DEFAULT,
+        b: float = B_DEFAULT,
+        fingerprint: str = "",
+        progress: bool = False,
+    ) -> BM25Index:
+        """Index ``docs`` (document ``i`` is result ``i``)."""
+        vocab: dict[str, int] = {}
+        term_ids: list[int] = []
+        doc_len = np.zeros(len(docs), dtype=np.int32)
+        it: Any = docs
+        if progress:
+            try:
+                from tqdm.auto import tqdm
+
+                it = tqdm(docs, desc="webshop: indexing", unit="doc")
+            except ImportError:
+                pass
+        setdefault = vocab.setdefault
+        for i, d in enumerate(it):
+            terms = analyze(d)
+            doc_len[i] = len(terms)
+            term_ids.extend(setdefault(t, len(vocab)) for t in terms)
+        n_docs = len(docs)
+        n_terms = len(vocab)
+        tids = np.asarray(term_ids, dtype=np.int64)
+        dids = np.repeat(np.arange(n_docs, dtype=np.int64), doc_len)
+        keys, tf = np.unique(tids * max(n_docs, 1) + dids, return_counts=True)
+        p_term = keys // max(n_docs, 1)
+        p_doc = (keys % max(n_docs, 1)).astype(np.int32)
+        df = np.bincount(p_term, minlength=n_terms)
+        idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+        avg = float(doc_len.mean()) if n_docs and doc_len.mean() > 0 else 1.0
+        norm = k1 * (1.0 - b + b * doc_len[p_doc] / avg)
+        weight = (idf[p_term] * tf / (tf + norm)).astype(np.float32)
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(df, out=indptr[1:])
+        return cls(list(vocab), indptr, p_doc, weight, doc_len, k1=k1, b=b, fingerprint=fingerprint)
+
+    # -- query -----------------------------------------------------------------------------------
+    def query_terms(self, query: str) -> list[str]:
+        """Analyzed terms of a query (what decides its results)."""
+        return analyze(query)
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every document for ``query`` (float64, length ``n_docs``)."""
+        ids = [self.term_id[t] for t in analyze(query) if t in self.term_id]
+        if not ids:
+            return np.zeros(self.n_docs)
+        uniq, counts = np.unique(np.asarray(ids, dtype=np.int64), return_counts=True)
+        starts, ends = self.indptr[uniq], self.indptr[uniq + 1]
+        lens = ends - starts
+        idx = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens) + np.arange(lens.sum())
+        w = self.postings_weight[idx].astype(np.float64) * np.repeat(counts, lens)
+        return np.bincount(self.postings_doc[idx], weights=w, minlength=self.n_docs)
+
+    def search(self, query: str, k: int = 50) -> list[int]:
+        """Indices of the top ``k`` documents with a positive score, best first (ties: lower index first)."""
+        s = self.scores(query)
+        hit = np.flatnonzero(s > 0)
+        if hit.size == 0:
+            return []
+        if hit.size > k:
+            part = np.argpartition(-s[hit], k - 1)[:k]
+            kth = s[hit[part]].min()
+            hit = hit[s[hit] >= kth]  # keep every tie of the k-th score, then order
+        order = np.lexsort((hit, -s[hit]))
+        return hit[order][:k].tolist()
+
+    # -- disk ------------------------------------------------------------------------------------
+    def save(self, path: str | Path) -> None:
+        """Write the index to ``path`` (``.npz``), atomically."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + f".{os.getpid()}.tmp.npz")
+        meta = json.dumps(
+            {"version": INDEX_FORMAT_VERSION, "k1": self.k1, "b": self.b, "fingerprint": self.fingerprint}
+        )
+        np.savez(
+            tmp,
+            vocab=np.asarray(self.vocab, dtype=np.str_),
+            indptr=self.indptr,
+            postings_doc=self.postings_doc,
+            postings_weight=self.postings_weight,
+            doc_len=self.doc_len,
+            meta=np.asarray(meta),
+        )
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> BM25Index:
+        """Read an index written by :meth:`save`; ``ValueError`` if its format is not this one."""
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            if meta.get("version") != INDEX_FORMAT_VERSION:
+                raise ValueError(
+                    f"{path}: index format {meta.get('version')}, expected {INDEX_FORMAT_VERSION}"
+                )
+            return cls(
+                z["vocab"].tolist(),
+                z["indptr"],
+                z["postings_doc"],
+                z["postings_weight"],
+                z["doc_len"],
+                k1=meta["k1"],
+                b=meta["b"],
+                fingerprint=meta["fingerprint"],
+            )
+
+
+def cache_dir(override: str | Path | None = None) -> Path:
+    """Cache folder: ``override``, else ``$AGENTGYM_CREDIT_WEBSHOP_CACHE``, else ``~/.cache/agentgym_credit/webshop``."""
+    if override is not None:
+        return Path(override)
+    env = os.environ.get(CACHE_ENV_VAR)
+    if env:
+        return Path(env)
+    return Path.home() / ".cache" / "agentgym_credit" / "webshop"
+
+
+_SHARED: dict[tuple[str, float, float], BM25Index] = {}
+_LOCK = threading.Lock()
+
+
+def shared_index(
+    catalog: Any,
+    *,
+    cache: str | Path | None | bool = None,
+    k1: float = K1_DEFAULT,
+    b: float = B_DEFAULT,
+    progress: bool = False,
+) -> BM25Index:
+    """The process-wide index of a catalog: from memory, else from the disk cache, else built and cached.
+
+    ``cache=False`` skips the disk; ``None`` uses :func:`cache_dir`; a path uses that folder.
+    """
+    fp = catalog.fingerprint()
+    key = (fp, float(k1), float(b))
+    with _LOCK:
+        idx = _SHARED.get(key)
+        if idx is not None:
+            return idx
+        path = (
+            None
+            if cache is False
+            else cache_dir(None if cache in (None, True) else cache) / f"bm25-{fp}-k{k1}-b{b}.npz"
+        )
+        if path is not None and path.is_file():
+            try:
+                idx = BM25Index.load(path)
+                if idx.fingerprint != fp or idx.n_docs != len(catalog.products):
+                    idx = None
+            except (OSError, ValueError, KeyError):
+                idx = None
+        if idx is None:
+            idx = BM25Index.build(
+                [product_document(p) for p in catalog.products], k1=k1, b=b, fingerprint=fp, progress=progress
+            )
+            if path is not None:
+                try:
+                    idx.save(path)
+                except OSError:
+                    pass  # a read-only cache folder only costs a rebuild next time
+        _SHARED[key] = idx
+        return idx
+
+
+def clear_shared() -> None:
+    """Forget the in-process indexes (tests and benchmarks use this to time a cold start)."""
+    with _LOCK:
+        _SHARED.clear()
+
+
+__all__ = [
+    "B_DEFAULT",
+    "BM25Index",
+    "CACHE_ENV_VAR",
+    "K1_DEFAULT",
+    "LUCENE_STOP_WORDS",
+    "analyze",
+    "cache_dir",
+    "clear_shared",
+    "product_document",
+    "shared_index",
+]
