@@ -18,7 +18,9 @@ in which it acted (``state_key``, ``obs_key``, ``history_keys`` at ``t``) and th
 **Failed trajectories** (the env raised, the worker died, the policy returned a non-string) keep
 their rows up to the failure (``done`` stays ``False``), are marked ``failed`` with the error,
 and flag their group. ``.steps`` leaves failed trajectories out; ``to_steps(failed="group")``
-leaves out their whole groups; ``to_steps(failed="keep")`` keeps them with ``valid=False``.
+leaves out their whole groups; ``to_steps(failed="keep")`` keeps their rows as they are (they read as
+cut-short trajectories — tell them apart with ``batch.traj.failed``). ``StepArrays.valid`` is the
+env's ``action_valid`` (what the estimators' invalid-action penalty applies to).
 """
 
 from __future__ import annotations
@@ -217,15 +219,13 @@ class RolloutBatch:
         """Step arrays for ``credit.advantages``.
 
         ``failed="drop"`` (default) leaves out failed trajectories, ``"group"`` leaves out every
-        group that has one, ``"keep"`` keeps all rows and marks those of failed trajectories
-        ``valid=False``.
+        group that has one, ``"keep"`` keeps every row. ``valid`` is ``action_valid``.
         """
         m = self.row_mask(failed)
-        valid = ~self.traj.failed[self.traj_id] if len(self) else np.ones(0, dtype=bool)
         return StepArrays(
             group_id=self.group_id[m], traj_id=self.traj_id[m], t=self.t[m], reward=self.reward[m],
             done=self.done[m], state_key=self.state_key[m], obs_key=self.obs_key[m],
-            history_keys=self.history_keys[m], valid=valid[m],
+            history_keys=self.history_keys[m], valid=self.action_valid[m],
         )
 
     def trajectories(self) -> Iterator[Trajectory]:
