@@ -18,6 +18,7 @@ counts as a step: the state repeats in the window, as it does in the trajectory.
 from __future__ import annotations
 
 from collections import deque
+from hashlib import blake2b
 from typing import Any
 
 import gymnasium as gym
@@ -25,9 +26,28 @@ import numpy as np
 
 from agentgym_credit.keys import MISSING, hash_sequence, stable_hash
 
+_KEY_HASHES: dict[object, int] = {}
+_KEY_CACHE_MAX = 1 << 17
+_WINDOW_CACHE_MAX = 1 << 16
+_SEQ = b"seq:"
+
+
+def _key_hash(key: str | bytes) -> int:
+    """``stable_hash`` memoized: state keys repeat a lot, BLAKE2b on every step is the wrapper's cost."""
+    h = _KEY_HASHES.get(key)
+    if h is None:
+        h = stable_hash(key)
+        if len(_KEY_HASHES) >= _KEY_CACHE_MAX:
+            _KEY_HASHES.clear()
+        _KEY_HASHES[key] = h
+    return h
+
 
 class HistoryFingerprint(gym.Wrapper[str, str, str, str]):
     """Add ``history_keys`` (levels 0..K) and ``history_key_full`` to ``info``.
+
+    The fingerprints of a window of recent states (and actions) are memoized per wrapper, so a
+    step costs one dictionary lookup plus one hash for ``history_key_full``.
 
     >>> import gymnasium as gym, agentgym_credit
     >>> env = HistoryFingerprint(gym.make("credit/GridWorld-v0"), depth=2)
@@ -45,12 +65,12 @@ class HistoryFingerprint(gym.Wrapper[str, str, str, str]):
         self.key = key
         self._states: deque[int] = deque(maxlen=self.depth + 1)
         self._actions: deque[int] = deque(maxlen=max(self.depth, 1))
+        self._windows: dict[tuple, np.ndarray] = {}
         self._full = 0
         self._t = 0
 
-    def _annotate(self, info: dict[str, Any]) -> dict[str, Any]:
-        states = list(self._states)
-        actions = list(self._actions) if self.include_actions else []
+    def _levels(self, states: list[int], actions: list[int]) -> np.ndarray:
+        """Fingerprints of C_0..C_K for a window of state (and action) hashes."""
         out = np.full(self.depth + 1, MISSING, dtype=np.uint64)
         n = len(states)
         for k in range(min(self.depth + 1, n)):
@@ -63,15 +83,33 @@ class HistoryFingerprint(gym.Wrapper[str, str, str, str]):
             else:
                 seq = window
             out[k] = hash_sequence(seq)
-        info["history_keys"] = out
+        return out
+
+    def _annotate(self, info: dict[str, Any]) -> dict[str, Any]:
+        ck = (tuple(self._states), tuple(self._actions)) if self.include_actions else tuple(self._states)
+        out = self._windows.get(ck)
+        if out is None:
+            if self.include_actions:
+                out = self._levels(list(ck[0]), list(ck[1]))
+            else:
+                out = self._levels(list(ck), [])
+            if len(self._windows) >= _WINDOW_CACHE_MAX:
+                self._windows.clear()
+            self._windows[ck] = out
+        info["history_keys"] = out.copy()
         info["history_key_full"] = self._full
         info["history_t"] = self._t
         return info
 
+    def _chain(self, h: int) -> None:
+        # hash_sequence([self._full, h]) == stable_hash(b"seq:" + both as 8 bytes), inlined: it runs every step.
+        buf = _SEQ + self._full.to_bytes(8, "little") + h.to_bytes(8, "little")
+        self._full = int.from_bytes(blake2b(buf, digest_size=8).digest(), "little") or 1
+
     def _push_state(self, info: dict[str, Any]) -> None:
-        s = stable_hash(info[self.key])
+        s = _key_hash(info[self.key])
         self._states.append(s)
-        self._full = hash_sequence([self._full, s])
+        self._chain(s)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         obs, info = self.env.reset(seed=seed, options=options)
@@ -85,9 +123,9 @@ class HistoryFingerprint(gym.Wrapper[str, str, str, str]):
         obs, reward, terminated, truncated, info = self.env.step(action)
         self._t += 1
         if self.include_actions:
-            a = stable_hash(action if isinstance(action, (str, bytes)) else repr(action))
+            a = _key_hash(action if isinstance(action, (str, bytes)) else repr(action))
             self._actions.append(a)
-            self._full = hash_sequence([self._full, a])
+            self._chain(a)
         self._push_state(info)
         return obs, reward, terminated, truncated, self._annotate(info)
 

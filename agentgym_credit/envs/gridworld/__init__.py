@@ -1,0 +1,31 @@
+"""Synthetic text tasks with an exact model (``env.unwrapped.model``, a :class:`TabularModel`).
+
+- :class:`GridWorldEnv` (``credit/GridWorld-v0``): fully observed navigation with walls, loops,
+  traps and slip;
+- :class:`AliasedGridEnv` (``credit/AliasedGrid-v0``): fetch a key that the text never shows
+  (same observation, different true states);
+- :class:`CueCorridorEnv` (``credit/CueCorridor-v0``): a light seen once decides the right door at
+  a junction that looks the same for both lights (history-dependent);
+- :class:`HouseholdEnv` (``credit/Household-v0``): small ALFWorld-like household, whole state space
+  enumerated;
+- :class:`TabularTextEnv` and :func:`build_model`: the shared engine (``step`` is a table lookup in
+  the model, so the env and its model cannot disagree).
+"""
+
+from agentgym_credit.envs.gridworld.aliased import AliasedGridEnv
+from agentgym_credit.envs.gridworld.cue import CueCorridorEnv
+from agentgym_credit.envs.gridworld.grid import GridWorldEnv
+from agentgym_credit.envs.gridworld.household import HouseholdEnv
+from agentgym_credit.envs.gridworld.model import Outcome, TabularModel
+from agentgym_credit.envs.gridworld.tabular import TabularTextEnv, build_model
+
+__all__ = [
+    "GridWorldEnv",
+    "AliasedGridEnv",
+    "CueCorridorEnv",
+    "HouseholdEnv",
+    "TabularTextEnv",
+    "TabularModel",
+    "Outcome",
+    "build_model",
+]

@@ -1,0 +1,300 @@
+"""``TabularTextEnv``: the shared engine of the synthetic text tasks (exact model, table lookups).
+
+What lives here:
+
+- :class:`TabularTextEnv` — a :class:`~agentgym_credit.envs.base.CreditEnv` whose dynamics ARE a
+  :class:`~agentgym_credit.envs.gridworld.model.TabularModel`. A subclass only generates task
+  instances (``_task_names`` and ``_build_model``); ``reset`` and ``step`` are shared. ``step`` reads
+  the precomputed model (one dict lookup for the action, one outcome draw), so ``env.step`` and
+  ``model.P`` cannot disagree: the env *is* the model.
+- :func:`build_model` — breadth-first enumeration of a deterministic-or-stochastic transition
+  function from an initial state into a ``TabularModel`` (used by every family).
+- :func:`canonical_action` — the normalization applied to action text that is not an exact
+  admissible string (case, surrounding and repeated whitespace).
+
+Conventions shared by all synthetic envs:
+
+- the initial state depends only on the task (``options={"task": ...}``); the seed picks the task
+  when none is given and seeds the transition noise (slip, cue), so a group of rollouts of one task
+  starts from one state whatever seeds it uses;
+- success ends the episode with ``goal_reward`` (1.0), a trap ends it with ``trap_reward`` (0.0),
+  every other transition pays ``-step_cost`` (0.0); terminal states list no actions;
+- an inadmissible or unparseable action is a no-op: state unchanged, reward
+  ``invalid_action_reward``, ``info["action_valid"] = False``; it still counts towards ``max_steps``;
+- ``max_steps`` truncates (``truncated=True``) and is mirrored in ``model.horizon``;
+- ``info`` carries the contract keys plus ``state_index`` (row of ``model``), ``task_index`` and
+  ``goal`` (the task text).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+import numpy as np
+
+from agentgym_credit.envs.base import CreditEnv
+from agentgym_credit.envs.gridworld.model import TabularModel
+from agentgym_credit.keys import normalize_text
+
+_WS = re.compile(r"\s+")
+
+Transition = Callable[[Hashable, str], list[tuple[float, Hashable, float, bool]]]
+"""``f(state, action) -> [(prob, next_state, reward, terminated), ...]`` over hashable states."""
+
+
+def canonical_action(text: str) -> str:
+    """Lower case, stripped, single spaces: how free action text is matched to admissible strings."""
+    return _WS.sub(" ", text).strip().lower()
+
+
+def build_model(
+    start: Hashable,
+    actions: Callable[[Hashable], list[str]],
+    transition: Transition,
+    key: Callable[[Hashable], str],
+    observe: Callable[[Hashable], str],
+    horizon: int | None,
+    initial: Sequence[tuple[float, Hashable]] | None = None,
+) -> tuple[TabularModel, list[Hashable]]:
+    """Enumerate every state reachable from ``start`` (or from ``initial``) into a ``TabularModel``.
+
+    ``actions(s)`` is empty for terminal states. Outcomes that lead to the same next state are
+    merged (probabilities summed) so ``P[s][a]`` lists each next state once. Returns the model and
+    the state objects in index order.
+    """
+    starts = list(initial) if initial is not None else [(1.0, start)]
+    index: dict[Hashable, int] = {}
+    order: list[Hashable] = []
+    for _, s0 in starts:
+        if s0 not in index:
+            index[s0] = len(order)
+            order.append(s0)
+    acts: list[list[str]] = []
+    table: list[list[list[tuple[float, int, float, bool]]]] = []
+    i = 0
+    while i < len(order):
+        s = order[i]
+        names = list(actions(s))
+        rows: list[list[tuple[float, int, float, bool]]] = []
+        for a in names:
+            merged: dict[int, list] = {}
+            for p, ns, r, term in transition(s, a):
+                if p <= 0.0:
+                    continue
+                if ns not in index:
+                    index[ns] = len(order)
+                    order.append(ns)
+                j = index[ns]
+                if j in merged:
+                    if merged[j][1] != r or merged[j][2] != term:
+                        raise ValueError(f"state {s!r} action {a!r}: one next state with two rewards")
+                    merged[j][0] += p
+                else:
+                    merged[j] = [p, float(r), bool(term)]
+            rows.append([(float(p), j, r, t) for j, (p, r, t) in merged.items()])
+        acts.append(names)
+        table.append(rows)
+        i += 1
+    init = np.zeros(len(order))
+    for p, s0 in starts:
+        init[index[s0]] += p
+    model = TabularModel(
+        state_keys=[key(s) for s in order],
+        actions=acts,
+        P=table,
+        initial=init,
+        observations=[observe(s) for s in order],
+        horizon=horizon,
+    )
+    return model, order
+
+
+class _Compiled:
+    """A model flattened into the per-state tuples ``step`` reads (built once per task)."""
+
+    __slots__ = ("model", "action_index", "cum", "outs", "obs_key", "task_id", "goal", "won")
+
+    def __init__(self, model: TabularModel, task_id: str, goal: str, won: Sequence[bool]):
+        self.model = model
+        self.won = [bool(w) for w in won]
+        if len(self.won) != model.n_states:
+            raise ValueError("won needs one flag per state")
+        self.task_id = task_id
+        self.goal = goal
+        self.action_index = [{a: i for i, a in enumerate(acts)} for acts in model.actions]
+        self.outs = [[tuple(o) for o in row] for row in model.P]
+        self.cum = [[np.cumsum([o[0] for o in outs]).tolist() for outs in row] for row in model.P]
+        assert model.observations is not None
+        self.obs_key = [normalize_text(o) for o in model.observations]
+
+
+_CACHE: OrderedDict[Hashable, _Compiled] = OrderedDict()
+_CACHE_SIZE = 512
+
+
+class TabularTextEnv(CreditEnv):
+    """Text env driven by an exact ``TabularModel`` of the current task (see module docstring).
+
+    A subclass implements ``_task_prefix``, ``_params`` and ``_build``; ``won`` is true once the
+    episode reaches a state the subclass flags as a goal state.
+    """
+
+    def __init__(
+        self,
+        *,
+        n_tasks: int,
+        max_steps: int,
+        goal_reward: float = 1.0,
+        trap_reward: float = 0.0,
+        step_cost: float = 0.0,
+        seed: int = 0,
+        render_mode: str | None = None,
+        invalid_action_reward: float = 0.0,
+    ):
+        super().__init__(render_mode=render_mode, invalid_action_reward=invalid_action_reward)
+        if int(n_tasks) < 1:
+            raise ValueError(f"n_tasks must be >= 1, got {n_tasks}")
+        if int(max_steps) < 1:
+            raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+        if step_cost < 0:
+            raise ValueError(f"step_cost must be >= 0 (it is subtracted), got {step_cost}")
+        self.n_tasks = int(n_tasks)
+        self.max_steps = int(max_steps)
+        self.goal_reward = float(goal_reward)
+        self.trap_reward = float(trap_reward)
+        self.step_cost = float(step_cost)
+        self.seed = int(seed)
+        self._task: _Compiled | None = None
+        self._s = 0
+        self._t = 0
+        self._won = False
+
+    # -- to implement ---------------------------------------------------------------------------
+    def _task_prefix(self) -> str:
+        """Task ids are ``f"{prefix}-{index}"``."""
+        raise NotImplementedError
+
+    def _params(self) -> tuple:
+        """Everything the generated tasks depend on (the model cache key)."""
+        raise NotImplementedError
+
+    def _build(self, task_index: int) -> tuple[TabularModel, str, list[bool]]:
+        """Generate task ``task_index`` (deterministically): ``(model, goal text, won flag per state)``."""
+        raise NotImplementedError
+
+    # -- tasks ----------------------------------------------------------------------------------
+    def task_ids(self) -> list[str]:
+        """Every task id of this env, in index order."""
+        return [f"{self._task_prefix()}-{i}" for i in range(self.n_tasks)]
+
+    def task_index(self, task: int | str) -> int:
+        """Index of a task given as an ``int`` index or a ``str`` id (``"grid-7"`` or ``"7"``)."""
+        if isinstance(task, (int, np.integer)) and not isinstance(task, bool):
+            i = int(task)
+        elif isinstance(task, str):
+            name = task.strip()
+            prefix = self._task_prefix() + "-"
+            if name.startswith(prefix):
+                name = name[len(prefix):]
+            if not name.isdigit():
+                raise ValueError(f"unknown task {task!r}: expected an index or an id like {prefix}0")
+            i = int(name)
+        else:
+            raise TypeError(f"task must be an int index or a str id, got {type(task).__name__}")
+        if not 0 <= i < self.n_tasks:
+            raise ValueError(f"task {task!r} out of range: this env has n_tasks={self.n_tasks}")
+        return i
+
+    def _compiled(self, i: int) -> _Compiled:
+        ck = (type(self).__name__, self._params(), self.max_steps, self.goal_reward, self.trap_reward,
+              self.step_cost, self.seed, i)
+        c = _CACHE.get(ck)
+        if c is None:
+            model, goal, won = self._build(i)
+            c = _Compiled(model, f"{self._task_prefix()}-{i}", goal, won)
+            _CACHE[ck] = c
+            while len(_CACHE) > _CACHE_SIZE:
+                _CACHE.popitem(last=False)
+        else:
+            _CACHE.move_to_end(ck)
+        return c
+
+    def model_for(self, task: int | str) -> TabularModel:
+        """The exact model of any task (without resetting)."""
+        return self._compiled(self.task_index(task)).model
+
+    @property
+    def model(self) -> TabularModel:
+        """Exact model of the CURRENT task (set by ``reset``)."""
+        if self._task is None:
+            raise AttributeError("model is defined after reset(); or call model_for(task)")
+        return self._task.model
+
+    @property
+    def state_index(self) -> int:
+        """Row of ``model`` of the current state."""
+        return self._s
+
+    # -- the engine -----------------------------------------------------------------------------
+    def _info(self, s: int, valid: bool) -> dict[str, Any]:
+        c = self._task
+        return {
+            "state_key": c.model.state_keys[s],
+            "obs_key": c.obs_key[s],
+            "admissible_actions": list(c.model.actions[s]),
+            "task_id": c.task_id,
+            "won": self._won,
+            "action_valid": valid,
+            "state_index": s,
+            "goal": c.goal,
+        }
+
+    def _reset_impl(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        unknown = set(options) - {"task"}
+        if unknown:
+            raise ValueError(f"unknown reset options {sorted(unknown)}; supported: 'task'")
+        task = options.get("task")
+        i = int(self.np_random.integers(self.n_tasks)) if task is None else self.task_index(task)
+        c = self._task = self._compiled(i)
+        init = c.model.initial
+        nz = np.flatnonzero(init)
+        s = int(nz[0]) if len(nz) == 1 else int(self.np_random.choice(len(init), p=init))
+        self._s, self._t, self._won = s, 0, c.won[s]
+        info = self._info(s, True)
+        info["task_index"] = i
+        return c.model.observations[s], info
+
+    def _step_impl(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        c = self._task
+        s = self._s
+        self._t += 1
+        truncated = self._t >= self.max_steps
+        i = c.action_index[s].get(action)
+        if i is None:
+            i = c.action_index[s].get(self._canonical(action))
+            if i is None:
+                info = self._info(s, False)
+                return c.model.observations[s], self.invalid_action_reward, False, truncated, info
+        outs = c.outs[s][i]
+        if len(outs) == 1:
+            _, ns, r, term = outs[0]
+        else:
+            u = self.np_random.random()
+            cum = c.cum[s][i]
+            k = 0
+            while k < len(cum) - 1 and u >= cum[k]:
+                k += 1
+            _, ns, r, term = outs[k]
+        self._s = ns
+        self._won = c.won[ns]
+        return c.model.observations[ns], r, term, truncated and not term, self._info(ns, True)
+
+    def _canonical(self, action: str) -> str:
+        """Map free text to an admissible string (subclasses add aliases)."""
+        return canonical_action(action)
+
+
+__all__ = ["TabularTextEnv", "build_model", "canonical_action", "Transition"]
