@@ -1,0 +1,156 @@
+"""StepArrays validation, the registry's errors, group_stats, token broadcast, lazy oracle import."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference_estimators import random_batch, ref_group_stats
+
+import agentgym_credit.credit as credit
+from agentgym_credit.credit import (
+    ESTIMATORS,
+    StepArrays,
+    advantages,
+    broadcast_to_tokens,
+    estimator_options,
+    group_stats,
+    register,
+)
+from agentgym_credit.credit.grouping import pair_groups
+from agentgym_credit.errors import StepArraysError
+
+
+def _cols(**over):
+    base = dict(group_id=[0, 0, 0], traj_id=[0, 0, 1], t=[0, 1, 0], reward=[0.0, 1.0, 0.0],
+                done=[False, True, True], state_key=[1, 2, 1], obs_key=[1, 2, 1])
+    base.update(over)
+    return base
+
+
+@pytest.mark.parametrize("over, match", [
+    (dict(reward=[0.0, 1.0]), "rows"),
+    (dict(reward=[0.0, np.nan, 0.0]), "finite"),
+    (dict(reward=[0.0, np.inf, 0.0]), "finite"),
+    (dict(t=[0, 2, 0]), "missing or repeated"),
+    (dict(t=[0, 0, 0]), "missing or repeated"),
+    (dict(t=[1, 2, 0]), "missing or repeated"),
+    (dict(group_id=[0, 1, 0]), "spread over groups"),
+    (dict(history_keys=[1, 2, 3]), r"\[n, K\+1\]"),
+    (dict(state_key=[1.5, 2.0, 1.0]), "integer"),
+])
+def test_step_arrays_reject_bad_input(over, match):
+    with pytest.raises(StepArraysError, match=match):
+        StepArrays.from_lists(**_cols(**over))
+
+
+def test_layout_sorts_unsorted_rows_and_skips_sorting_sorted_ones():
+    s = StepArrays.from_lists(**_cols(traj_id=[5, 5, 2], t=[1, 0, 0], done=[True, False, True]))
+    assert s.layout.order.tolist() == [2, 1, 0]
+    assert s.layout.lengths.tolist() == [1, 2]
+    sorted_s = StepArrays.from_lists(**_cols())
+    assert sorted_s.layout.order.tolist() == [0, 1, 2]
+
+
+def test_registry_errors_are_clear():
+    s = StepArrays.from_lists(**_cols())
+    with pytest.raises(KeyError, match="registered: .*gigpo"):
+        advantages("gigp0", s)
+    with pytest.raises(TypeError, match="no option gama.*gamma"):
+        advantages("gigpo", s, gama=0.9)
+    with pytest.raises(ValueError, match="norm must be one of"):
+        advantages("grpo", s, norm="std")
+    with pytest.raises(ValueError, match="gamma must lie in"):
+        advantages("mc", s, gamma=1.5)
+    with pytest.raises(ValueError, match="depth must lie in 0..0"):
+        advantages("hgpo", s, depth=2)
+    with pytest.raises(StepArraysError, match="value="):
+        advantages("gae", s)
+    with pytest.raises(TypeError, match="StepArrays"):
+        advantages("grpo", {"reward": [1.0]})
+    assert estimator_options("gigpo")["anchor"] == "state_key"
+
+
+def test_register_a_custom_estimator():
+    s = StepArrays.from_lists(**_cols())
+    register("_test_ones", lambda steps, *, scale=1.0: np.full(steps.n, scale))
+    try:
+        assert advantages("_test_ones", s, scale=2.0).tolist() == [2.0, 2.0, 2.0]
+        with pytest.raises(ValueError, match="already registered"):
+            register("_test_ones", lambda steps: steps.reward)
+    finally:
+        ESTIMATORS.pop("_test_ones")
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_empty_batch(name):
+    z = np.zeros(0)
+    s = StepArrays(group_id=z, traj_id=z, t=z, reward=z, done=z, state_key=z, obs_key=z, value=z)
+    assert advantages(name, s).shape == (0,)
+
+
+def test_pair_groups_exact_even_with_many_shared_keys():
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 50, 5000)
+    key = rng.integers(0, 40, 5000).astype(np.uint64)
+    g = pair_groups(a, key)
+    pairs = {}
+    for i, p in enumerate(zip(a.tolist(), key.tolist())):
+        pairs.setdefault(p, []).append(i)
+    multi = sorted(sorted(v) for v in pairs.values() if len(v) > 1)
+    got = sorted(sorted(g.members[g.starts[j]:g.starts[j] + g.size[j]].tolist()) for j in range(g.num_groups))
+    assert got == multi
+    assert np.all(g.code[[v[0] for v in pairs.values() if len(v) == 1]] == -1)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_states=st.integers(1, 10), depth=st.integers(0, 3))
+def test_group_stats_match_reference(seed, n_states, depth):
+    s = random_batch(seed, n_states=n_states, depth=depth, max_len=20)
+    got = group_stats(s)
+    levels, aliasing = ref_group_stats(s)
+    assert got.aliasing_rate == pytest.approx(aliasing)
+    assert set(got.levels) == set(levels)
+    for name, (frac, mean_size) in levels.items():
+        assert got.levels[name].frac_non_singleton == pytest.approx(frac)
+        assert got.levels[name].mean_group_size == pytest.approx(mean_size)
+    assert "aliasing rate" in got.table() and got.as_dict()["n_steps"] == s.n
+
+
+def test_group_stats_by_hand():
+    # obs 1 holds states 1 and 2 (aliased: 3 steps); obs 2 holds state 3 only
+    s = StepArrays.from_lists(group_id=[0] * 4, traj_id=[0, 0, 1, 1], t=[0, 1, 0, 1], reward=[0.0] * 4,
+                              done=[False, True, False, True], state_key=[1, 3, 2, 1], obs_key=[1, 2, 1, 1])
+    st_ = group_stats(s)
+    assert st_.aliasing_rate == pytest.approx(3 / 4)
+    assert st_.levels["state_key"].frac_non_singleton == pytest.approx(2 / 4)
+    assert st_.levels["state_key"].mean_group_size == pytest.approx(4 / 3)
+    assert st_.n_trajectories == 2 and st_.n_groups == 1
+
+
+def test_broadcast_to_tokens_numpy():
+    adv = np.array([1.5, -2.0])
+    mask = np.array([[0, 1, 1, 0], [1, 1, 0, 0]])
+    out = broadcast_to_tokens(adv, mask)
+    assert out.dtype == np.float32
+    assert out.tolist() == [[0.0, 1.5, 1.5, 0.0], [-2.0, -2.0, 0.0, 0.0]]
+    with pytest.raises(ValueError, match="response_mask"):
+        broadcast_to_tokens(adv, mask[:1])
+
+
+def test_broadcast_to_tokens_torch():
+    torch = pytest.importorskip("torch")
+    out = credit.broadcast_to_tokens_torch(torch.tensor([1.5, -2.0]), torch.tensor([[0, 1], [1, 0]]))
+    assert out.dtype == torch.float32 and out.tolist() == [[0.0, 1.5], [-2.0, 0.0]]
+
+
+def test_oracle_and_policies_load_lazily():
+    with pytest.raises(AttributeError):
+        credit.not_a_module  # noqa: B018
+    for name in ("oracle", "policies"):
+        if importlib.util.find_spec(f"agentgym_credit.credit.{name}") is None:
+            continue
+        assert getattr(credit, name).__name__ == f"agentgym_credit.credit.{name}"
