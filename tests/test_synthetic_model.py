@@ -61,6 +61,7 @@ def test_every_step_is_an_outcome_of_the_model(name):
         assert info["obs_key"] == normalize_text(obs)
         assert info["admissible_actions"] == model.actions[ns]
         assert info["task_id"] == env.unwrapped.task_ids()[env.unwrapped.task_index(info["task_id"])]
+        assert trunc == (not term and env.unwrapped._t >= env.unwrapped.max_steps)
         if s is None:  # reset
             assert model.initial[ns] > 0
             continue

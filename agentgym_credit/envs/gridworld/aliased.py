@@ -25,7 +25,7 @@ class AliasedGridEnv(TabularTextEnv):
     """Take the key at the key rack (``"take key"``), then ``"open door"`` at the door to win.
 
     Same layout parameters as :class:`~agentgym_credit.envs.gridworld.grid.GridWorldEnv`
-    (``size``, ``wall_density``, ``n_traps``, ``slip``, ``max_steps``, ``n_tasks``, ``seed``);
+    (``size``, ``wall_density``, ``n_traps``, ``slip``, ``max_steps``, ``n_tasks``, ``task_seed``);
     opening the door with the key is the only success (``goal_reward``), a pit ends the episode with
     ``trap_reward``. The observation never says whether the key is carried.
 
@@ -46,12 +46,12 @@ class AliasedGridEnv(TabularTextEnv):
         goal_reward: float = 1.0,
         trap_reward: float = 0.0,
         step_cost: float = 0.0,
-        seed: int = 0,
+        task_seed: int = 0,
         render_mode: str | None = None,
         invalid_action_reward: float = 0.0,
     ):
         super().__init__(n_tasks=n_tasks, max_steps=max_steps, goal_reward=goal_reward, trap_reward=trap_reward,
-                         step_cost=step_cost, seed=seed, render_mode=render_mode,
+                         step_cost=step_cost, task_seed=task_seed, render_mode=render_mode,
                          invalid_action_reward=invalid_action_reward)
         self.size = int(size)
         self.wall_density = float(wall_density)
@@ -68,7 +68,7 @@ class AliasedGridEnv(TabularTextEnv):
     def layout(self, task: int | str) -> Layout:
         """The generated layout of a task: ``goal`` is the door, ``special[0]`` the key rack."""
         i = self.task_index(task)
-        rng = np.random.default_rng([self.seed, i, 2])
+        rng = np.random.default_rng([self.task_seed, i, 2])
         return generate_layout(rng, self.size, self.wall_density, self.n_traps, n_special=1)
 
     def _build(self, task_index: int) -> tuple[TabularModel, str, list[bool]]:

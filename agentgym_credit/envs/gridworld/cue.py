@@ -27,7 +27,7 @@ class CueCorridorEnv(TabularTextEnv):
 
     Parameters: ``length`` (corridor cells from the light to the junction, >= 1), ``cue_prob``
     (probability of the first colour), ``max_steps``, ``n_tasks`` (each task draws two colours and
-    which one means north), ``seed``; ``goal_reward`` for the right door, ``trap_reward`` for the
+    which one means north), ``task_seed``; ``goal_reward`` for the right door, ``trap_reward`` for the
     wrong one (both terminal), ``-step_cost`` per other step. The rule ("red means north") is told in
     the first observation and in ``info["goal"]``.
 
@@ -46,12 +46,12 @@ class CueCorridorEnv(TabularTextEnv):
         goal_reward: float = 1.0,
         trap_reward: float = 0.0,
         step_cost: float = 0.0,
-        seed: int = 0,
+        task_seed: int = 0,
         render_mode: str | None = None,
         invalid_action_reward: float = 0.0,
     ):
         super().__init__(n_tasks=n_tasks, max_steps=max_steps, goal_reward=goal_reward, trap_reward=trap_reward,
-                         step_cost=step_cost, seed=seed, render_mode=render_mode,
+                         step_cost=step_cost, task_seed=task_seed, render_mode=render_mode,
                          invalid_action_reward=invalid_action_reward)
         if int(length) < 1:
             raise ValueError(f"length must be >= 1, got {length}")
@@ -68,7 +68,7 @@ class CueCorridorEnv(TabularTextEnv):
 
     def cues(self, task: int | str) -> tuple[str, str, str]:
         """``(first colour, second colour, door of the first colour)`` of a task."""
-        rng = np.random.default_rng([self.seed, self.task_index(task), 3])
+        rng = np.random.default_rng([self.task_seed, self.task_index(task), 3])
         a, b = (COLORS[int(k)] for k in rng.choice(len(COLORS), size=2, replace=False))
         return a, b, ("north", "south")[int(rng.integers(2))]
 

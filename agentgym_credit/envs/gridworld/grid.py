@@ -2,7 +2,7 @@
 
 The fully observed synthetic task: the observation names the position, so ``obs_key`` and
 ``state_key`` group the same steps. Random walls leave loops, so states are revisited (as GiGPO's
-anchor states assume). Layouts are generated from ``(seed, task index)`` and each is checked
+anchor states assume). Layouts are generated from ``(task_seed, task index)`` and each is checked
 solvable. The exact model of the current task is ``env.unwrapped.model``.
 """
 
@@ -49,7 +49,7 @@ class GridWorldEnv(TabularTextEnv):
     Parameters: ``size`` (square side), ``wall_density`` (fraction of blocked cells), ``n_traps``
     (pits: terminal, ``trap_reward``), ``slip`` (a move goes to one of the two perpendicular
     directions with total probability ``slip``; a blocked slip stays put), ``max_steps``
-    (truncation), ``n_tasks`` layouts generated from ``seed``; rewards ``goal_reward`` (1.0),
+    (truncation), ``n_tasks`` layouts generated from ``task_seed``; rewards ``goal_reward`` (1.0),
     ``trap_reward`` (0.0), ``-step_cost`` per other step (0.0). ``info["state_index"]`` is the
     row of ``env.unwrapped.model``.
 
@@ -72,18 +72,18 @@ class GridWorldEnv(TabularTextEnv):
         goal_reward: float = 1.0,
         trap_reward: float = 0.0,
         step_cost: float = 0.0,
-        seed: int = 0,
+        task_seed: int = 0,
         render_mode: str | None = None,
         invalid_action_reward: float = 0.0,
     ):
         super().__init__(n_tasks=n_tasks, max_steps=max_steps, goal_reward=goal_reward, trap_reward=trap_reward,
-                         step_cost=step_cost, seed=seed, render_mode=render_mode,
+                         step_cost=step_cost, task_seed=task_seed, render_mode=render_mode,
                          invalid_action_reward=invalid_action_reward)
         self.size = int(size)
         self.wall_density = float(wall_density)
         self.n_traps = int(n_traps)
         self.slip = _validate_slip(slip)
-        generate_layout(np.random.default_rng([self.seed, 0, 1]), self.size, self.wall_density, self.n_traps)
+        self.layout(0)  # bad layout parameters fail here, not at the first reset
 
     def _task_prefix(self) -> str:
         return "grid"
@@ -94,7 +94,7 @@ class GridWorldEnv(TabularTextEnv):
     def layout(self, task: int | str) -> Layout:
         """The generated layout of a task."""
         i = self.task_index(task)
-        return generate_layout(np.random.default_rng([self.seed, i, 1]), self.size, self.wall_density, self.n_traps)
+        return generate_layout(np.random.default_rng([self.task_seed, i, 1]), self.size, self.wall_density, self.n_traps)
 
     def _build(self, task_index: int) -> tuple[TabularModel, str, list[bool]]:
         lay = self.layout(task_index)

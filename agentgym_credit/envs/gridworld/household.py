@@ -76,7 +76,7 @@ class HouseholdEnv(TabularTextEnv):
 
     Parameters: ``n_receptacles`` (>= 3, including a sinkbasin / fridge when the goal needs one),
     ``n_objects`` (>= 1; the goal object plus distractors), ``task_types`` (subset of
-    :data:`TASK_TYPES`), ``max_steps``, ``n_tasks`` generated from ``seed``; ``goal_reward`` when the
+    :data:`TASK_TYPES`), ``max_steps``, ``n_tasks`` generated from ``task_seed``; ``goal_reward`` when the
     goal holds (terminal), ``-step_cost`` per other step. ``"put mug 1 in shelf 1"`` and ``"put mug 1
     on shelf 1"`` are accepted for ALFWorld's ``"put mug 1 in/on shelf 1"``.
 
@@ -97,12 +97,12 @@ class HouseholdEnv(TabularTextEnv):
         n_tasks: int = 50,
         goal_reward: float = 1.0,
         step_cost: float = 0.0,
-        seed: int = 0,
+        task_seed: int = 0,
         render_mode: str | None = None,
         invalid_action_reward: float = 0.0,
     ):
         super().__init__(n_tasks=n_tasks, max_steps=max_steps, goal_reward=goal_reward, step_cost=step_cost,
-                         seed=seed, render_mode=render_mode, invalid_action_reward=invalid_action_reward)
+                         task_seed=task_seed, render_mode=render_mode, invalid_action_reward=invalid_action_reward)
         if int(n_receptacles) < 3:
             raise ValueError(f"n_receptacles must be >= 3, got {n_receptacles}")
         if not 1 <= int(n_objects) <= len(OBJECT_KINDS):
@@ -124,7 +124,7 @@ class HouseholdEnv(TabularTextEnv):
     def task(self, task: int | str) -> HouseholdTask:
         """The generated task (receptacles, objects, goal) of a task index or id."""
         i = self.task_index(task)
-        rng = np.random.default_rng([self.seed, i, 4])
+        rng = np.random.default_rng([self.task_seed, i, 4])
         kind = self.task_types[int(rng.integers(len(self.task_types)))]
         kinds: list[tuple[str, bool]] = []
         if kind == "pick_clean_then_place":

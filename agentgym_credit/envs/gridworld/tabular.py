@@ -14,7 +14,8 @@ What lives here:
 
 Conventions shared by all synthetic envs:
 
-- the initial state depends only on the task (``options={"task": ...}``); the seed picks the task
+- tasks are generated from ``(task_seed, task index)`` (``task_seed`` is a constructor parameter);
+- the initial state depends only on the task (``options={"task": ...}``); reset's seed picks the task
   when none is given and seeds the transition noise (slip, cue), so a group of rollouts of one task
   starts from one state whatever seeds it uses;
 - success ends the episode with ``goal_reward`` (1.0), a trap ends it with ``trap_reward`` (0.0),
@@ -22,8 +23,8 @@ Conventions shared by all synthetic envs:
 - an inadmissible or unparseable action is a no-op: state unchanged, reward
   ``invalid_action_reward``, ``info["action_valid"] = False``; it still counts towards ``max_steps``;
 - ``max_steps`` truncates (``truncated=True``) and is mirrored in ``model.horizon``;
-- ``info`` carries the contract keys plus ``state_index`` (row of ``model``), ``task_index`` and
-  ``goal`` (the task text).
+- ``info`` carries the contract keys plus ``state_index`` (row of ``model``) and ``goal`` (the task
+  text); the reset ``info`` also has ``task_index``.
 """
 
 from __future__ import annotations
@@ -150,7 +151,7 @@ class TabularTextEnv(CreditEnv):
         goal_reward: float = 1.0,
         trap_reward: float = 0.0,
         step_cost: float = 0.0,
-        seed: int = 0,
+        task_seed: int = 0,
         render_mode: str | None = None,
         invalid_action_reward: float = 0.0,
     ):
@@ -159,6 +160,8 @@ class TabularTextEnv(CreditEnv):
             raise ValueError(f"n_tasks must be >= 1, got {n_tasks}")
         if int(max_steps) < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+        if int(task_seed) < 0:
+            raise ValueError(f"task_seed must be >= 0, got {task_seed}")
         if step_cost < 0:
             raise ValueError(f"step_cost must be >= 0 (it is subtracted), got {step_cost}")
         self.n_tasks = int(n_tasks)
@@ -166,7 +169,7 @@ class TabularTextEnv(CreditEnv):
         self.goal_reward = float(goal_reward)
         self.trap_reward = float(trap_reward)
         self.step_cost = float(step_cost)
-        self.seed = int(seed)
+        self.task_seed = int(task_seed)
         self._task: _Compiled | None = None
         self._s = 0
         self._t = 0
@@ -210,7 +213,7 @@ class TabularTextEnv(CreditEnv):
 
     def _compiled(self, i: int) -> _Compiled:
         ck = (type(self).__name__, self._params(), self.max_steps, self.goal_reward, self.trap_reward,
-              self.step_cost, self.seed, i)
+              self.step_cost, self.task_seed, i)
         c = _CACHE.get(ck)
         if c is None:
             model, goal, won = self._build(i)
