@@ -42,7 +42,8 @@ def cache_kwarg(model: Any) -> str:
     ``past_key_values``)."""
     import inspect
 
-    params = inspect.signature(model.forward).parameters
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model  # peft wraps the model
+    params = inspect.signature(base.forward).parameters
     return "cache" if "cache" in params else "past_key_values"
 
 

@@ -1,0 +1,457 @@
+"""The companion trainer: collect -> advantages -> PPO-clip update, iteration after iteration.
+
+- :func:`load_model_and_tokenizer`: a Hugging Face model and tokenizer by name or path, or the
+  offline tiny model (``model="tiny"``) with a tokenizer trained on the env's own text;
+- :func:`make_env`: the env a trainer steps — ``gym.make`` plus :class:`ActionProjection`
+  (module-level, so subprocess and Ray workers can pickle it);
+- :class:`Trainer`: one object that owns the model, optimizer, sampler, policy and collector;
+  :meth:`Trainer.step` runs one iteration, :meth:`Trainer.train` all of them with a progress bar,
+  a JSONL and CSV log and a PNG of the curves; checkpoints are saved and resumed.
+
+One iteration, top to bottom:
+
+1. ``groups_per_iter`` groups of ``group_size`` rollouts, the policy called once per step for every
+   active env (:class:`~agentgym_credit.trainer.policy.LLMPolicy`), which records prompt/response
+   token ids and log-probs in the batch extras;
+2. per-step advantages from ``agentgym_credit.credit.advantages(estimator, steps, ...)`` with the
+   invalid-action penalty on rows whose action the env rejected, broadcast over response tokens
+   (``credit.broadcast_to_tokens``);
+3. :func:`~agentgym_credit.trainer.update.ppo_update` (token-mean PPO-clip, optional KL to the
+   initial model, gradient accumulation by token budget).
+
+**Reproducibility and resume.** Iteration i's group seeds and its sampling generator are derived
+from ``(seed, i)`` only, and a checkpoint holds the trainable weights, the optimizer state, the
+iteration counter and the log — so a run resumed from iteration i's checkpoint produces the same
+rollouts and the same loss as the uninterrupted run (same device, same threads).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import functools
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agentgym_credit.errors import DependencyNotInstalled
+from agentgym_credit.trainer.config import TrainerConfig
+from agentgym_credit.trainer.policy import TEMPLATES, LLMPolicy, template_for
+from agentgym_credit.trainer.sampling import BatchedSampler
+from agentgym_credit.trainer.update import UpdateBatch, ppo_update, recompute_logprobs
+
+try:
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None  # type: ignore[assignment]
+
+LOG_COLUMNS = (
+    "iteration", "success_rate", "mean_return", "mean_length", "invalid_rate", "n_steps", "n_trajectories",
+    "groups_no_signal", "group_return_std", "anchor_nonsingleton", "adv_mean", "adv_std", "loss", "clip_frac",
+    "approx_kl", "kl_ref", "grad_norm", "new_tokens", "prefill_share", "collect_s", "update_s", "tokens_per_s",
+)
+"""Columns of the per-iteration log (CSV order)."""
+
+
+def _torch():
+    if torch is None:  # pragma: no cover
+        raise DependencyNotInstalled("torch", "trainer")
+    return torch
+
+
+def resolve_device(cfg: TrainerConfig) -> Any:
+    t = _torch()
+    if cfg.device == "auto":
+        return t.device("cuda" if t.cuda.is_available() else "cpu")
+    return t.device(cfg.device)
+
+
+def resolve_dtype(cfg: TrainerConfig, device: Any) -> Any:
+    t = _torch()
+    if cfg.dtype == "auto":
+        return t.bfloat16 if device.type == "cuda" else t.float32
+    return getattr(t, cfg.dtype)
+
+
+def make_env(env_id: str, env_kwargs: dict[str, Any] | None = None, invalid_action_penalty: float = 0.0) -> Any:
+    """``ActionProjection(gym.make(env_id, **env_kwargs))``: free text in, admissible action to the env."""
+    import gymnasium as gym
+
+    import agentgym_credit  # noqa: F401  (registers credit/)
+    from agentgym_credit.wrappers.action_projection import ActionProjection
+
+    return ActionProjection(gym.make(env_id, **(env_kwargs or {})), invalid_action_penalty=invalid_action_penalty)
+
+
+def tiny_tokenizer_corpus(cfg: TrainerConfig) -> list[str]:
+    """Texts the tiny model's tokenizer is trained on: the env's own text and the prompt scaffolding."""
+    from agentgym_credit.trainer.tiny import env_corpus
+
+    texts = env_corpus(cfg.env_id, episodes=30, max_steps=cfg.max_steps, seed=cfg.seed, env_kwargs=cfg.env_kwargs)
+    scaffold = [t.render("task", [("observation", "action")], "observation", ["a", "b"]) for t in TEMPLATES.values()]
+    return texts + scaffold * 20
+
+
+def load_model_and_tokenizer(cfg: TrainerConfig, tokenizer_dir: str | Path | None = None) -> tuple[Any, Any]:
+    """The model (on CPU, in the configured dtype) and its tokenizer (a pad token is ensured)."""
+    _torch()
+    try:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError:  # pragma: no cover
+        raise DependencyNotInstalled("transformers", "trainer") from None
+    device = resolve_device(cfg)
+    dtype = resolve_dtype(cfg, device)
+    if cfg.model == "tiny":
+        from agentgym_credit.trainer.tiny import build_tiny_model, build_tokenizer
+
+        if tokenizer_dir is not None:
+            tok = AutoTokenizer.from_pretrained(str(tokenizer_dir))
+        else:
+            tok = build_tokenizer(tiny_tokenizer_corpus(cfg), vocab_size=cfg.tiny_vocab)
+        model = build_tiny_model(tok, arch=cfg.tiny_arch, hidden_size=cfg.tiny_hidden, num_layers=cfg.tiny_layers,
+                                 seed=cfg.seed, dtype=dtype)
+        return model, tok
+    tok = AutoTokenizer.from_pretrained(cfg.tokenizer or cfg.model, trust_remote_code=cfg.trust_remote_code)
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=dtype, trust_remote_code=cfg.trust_remote_code)
+    return model, tok
+
+
+def disable_dropout(model: Any) -> None:
+    """Dropout off everywhere, so that train-mode and eval-mode log-probs agree (PPO ratios start at 1)."""
+    t = _torch()
+    for m in model.modules():
+        if isinstance(m, t.nn.Dropout):
+            m.p = 0.0
+        if isinstance(getattr(m, "attention_dropout", None), float):
+            m.attention_dropout = 0.0
+
+
+def apply_lora(model: Any, cfg: TrainerConfig) -> Any:
+    """Wrap ``model`` with LoRA adapters (``peft``); only the adapters are trained."""
+    try:
+        from peft import LoraConfig, get_peft_model
+    except ImportError:
+        raise DependencyNotInstalled("peft", "lora") from None
+    targets: Any = cfg.lora_target_modules
+    if targets != "all-linear":
+        targets = [s.strip() for s in targets.split(",") if s.strip()]
+    lcfg = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
+                      target_modules=targets, task_type="CAUSAL_LM")
+    return get_peft_model(model, lcfg)
+
+
+class Trainer:
+    """GiGPO/HGPO/GRPO training of a causal LM on any ``credit/*`` env (see module docstring).
+
+    Args:
+        config: every setting (:class:`TrainerConfig`).
+        model, tokenizer: use these instead of loading ``config.model`` (tests, notebooks).
+    """
+
+    def __init__(self, config: TrainerConfig, model: Any = None, tokenizer: Any = None):
+        t = _torch()
+        from agentgym_credit.wrappers.collector import GroupedRolloutCollector
+
+        self.cfg = cfg = config
+        self.out_dir = Path(cfg.out_dir)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.device = resolve_device(cfg)
+        t.manual_seed(cfg.seed)
+        resume_dir = self.latest_checkpoint() if cfg.resume else None
+        if model is None:
+            tok_dir = resume_dir / "tokenizer" if resume_dir is not None and cfg.model == "tiny" else None
+            model, tokenizer = load_model_and_tokenizer(cfg, tok_dir)
+        elif tokenizer is None:
+            raise ValueError("pass the tokenizer together with the model")
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self.tokenizer = tokenizer
+        model.to(self.device)
+        disable_dropout(model)
+        if cfg.gradient_checkpointing:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            if cfg.lora:
+                model.enable_input_require_grads()
+        self.ref_model = None
+        if cfg.kl_coef > 0 and not cfg.lora:
+            self.ref_model = copy.deepcopy(model).eval().requires_grad_(False)
+        self.model = apply_lora(model, cfg) if cfg.lora else model
+        self.model.eval()
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        self.optimizer = t.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+        self.autocast_dtype = (t.bfloat16 if self.device.type == "cuda" and cfg.mixed_precision in ("auto", "bf16")
+                               else None)
+        cache = cfg.sampler_cache if cfg.sampler_cache != "auto" else ("static" if self.device.type == "cuda"
+                                                                       else "dynamic")
+        self.sampler = BatchedSampler(
+            self.model, tokenizer, max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_k=cfg.top_k,
+            top_p=cfg.top_p, cache=cache, compile_decode=cfg.compile_decode, share_prefix=cfg.share_prefix,
+            max_batch=cfg.max_sample_batch,
+        )
+        template = template_for(cfg.env_id) if cfg.template == "auto" else TEMPLATES[cfg.template]
+        self.policy = LLMPolicy(self.sampler, template, history_len=cfg.history_len, chat_template=cfg.chat_template,
+                                max_prompt_tokens=cfg.max_prompt_tokens)
+        from agentgym_credit.credit import estimator_options
+
+        self._credit_penalty = "invalid_penalty" in estimator_options(cfg.estimator)
+        env_penalty = 0.0 if self._credit_penalty else -float(cfg.invalid_action_penalty)
+        factory = functools.partial(make_env, cfg.env_id, dict(cfg.env_kwargs), env_penalty)
+        self.collector = GroupedRolloutCollector(factory, group_size=cfg.group_size, max_steps=cfg.max_steps,
+                                                 history_depth=cfg.history_depth, progress=False, seed=cfg.seed)
+        self.iteration = 0
+        self.log: list[dict[str, float]] = []
+        self.last_batch: Any = None
+        if resume_dir is not None:
+            self.load_checkpoint(resume_dir)
+
+    # -- one iteration ---------------------------------------------------------------------------
+    def _autocast(self) -> Any:
+        if self.autocast_dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device.type, dtype=self.autocast_dtype)
+
+    def collect(self, iteration: int | None = None) -> Any:
+        """The rollouts of iteration ``iteration`` (default: the current one); seeds depend on it only."""
+        from agentgym_credit.wrappers.collector import group_seed
+
+        it = self.iteration if iteration is None else int(iteration)
+        g = self.cfg.groups_per_iter
+        seeds = [group_seed(self.cfg.seed + self.cfg.task_seed_offset, it * g + j) for j in range(g)]
+        gen = torch.Generator(device=self.device)
+        gen.manual_seed(group_seed(self.cfg.seed, 1_000_003 + it))
+        self.policy.generator = gen
+        self.policy.reset()
+        self.model.eval()
+        with self._autocast():
+            return self.collector.collect(self.policy, tasks=g, seeds=seeds)
+
+    def advantages(self, batch: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, adv)``: the batch rows used for the update (non-failed trajectories) and their
+        per-step advantages, with the invalid-action penalty on rows the env rejected."""
+        import dataclasses
+
+        from agentgym_credit.credit import advantages
+
+        rows = np.flatnonzero(batch.row_mask("drop"))
+        steps = batch.to_steps("drop")
+        opts = dict(self.cfg.estimator_opts)
+        if self._credit_penalty:
+            steps = dataclasses.replace(steps, valid=batch.action_valid[rows])
+            opts.setdefault("invalid_penalty", -float(self.cfg.invalid_action_penalty))
+        if steps.n == 0:
+            return rows, np.zeros(0, dtype=np.float32)
+        return rows, advantages(self.cfg.estimator, steps, **opts)
+
+    def update_batch(self, batch: Any, rows: np.ndarray, adv: np.ndarray) -> UpdateBatch:
+        """Token rows for the update: the recorded ids and log-probs, advantages broadcast over tokens."""
+        from agentgym_credit.credit import broadcast_to_tokens
+
+        ex = [batch.extras[int(r)] for r in rows]
+        missing = [k for k in ("prompt_ids", "response_ids", "logprobs") if ex and k not in ex[0]]
+        if missing:
+            raise ValueError(f"the batch extras lack {missing}: collect with LLMPolicy")
+        lens = np.array([len(e["response_ids"]) for e in ex], dtype=np.int64)
+        width = int(lens.max()) if len(lens) else 0
+        mask = np.arange(width)[None, :] < lens[:, None]
+        tok_adv = broadcast_to_tokens(np.asarray(adv, dtype=np.float64), mask, dtype=np.float64)
+        return UpdateBatch(
+            prompt_ids=[list(e["prompt_ids"]) for e in ex], response_ids=[list(e["response_ids"]) for e in ex],
+            old_logprobs=[np.asarray(e["logprobs"]) for e in ex],
+            advantages=[tok_adv[i, : lens[i]] for i in range(len(ex))],
+        )
+
+    def update(self, ub: UpdateBatch) -> dict[str, float]:
+        """PPO-clip on ``ub`` (reference log-probs first when ``kl_coef > 0``)."""
+        cfg = self.cfg
+        if len(ub) == 0:
+            return {"loss": 0.0}
+        if cfg.kl_coef > 0:
+            with self._autocast():
+                if cfg.lora:
+                    with self.model.disable_adapter():
+                        ub.ref_logprobs = recompute_logprobs(self.model, ub, self.sampler.pad_id, cfg.temperature,
+                                                             cfg.token_budget)
+                else:
+                    ub.ref_logprobs = recompute_logprobs(self.ref_model, ub, self.sampler.pad_id, cfg.temperature,
+                                                         cfg.token_budget)
+        self.model.train() if cfg.gradient_checkpointing else self.model.eval()
+        rng = np.random.default_rng([cfg.seed, 7, self.iteration])
+        stats = ppo_update(
+            self.model, self.optimizer, ub, pad_id=self.sampler.pad_id, temperature=cfg.temperature,
+            epochs=cfg.ppo_epochs, minibatches=cfg.minibatches, clip_eps=cfg.clip_eps,
+            clip_eps_high=cfg.clip_eps_high, kl_coef=cfg.kl_coef, max_grad_norm=cfg.max_grad_norm,
+            token_budget=cfg.token_budget, autocast_dtype=self.autocast_dtype, generator=rng,
+        )
+        self.model.eval()
+        return stats
+
+    def step(self) -> dict[str, float]:
+        """One iteration (collect, advantages, update); returns and logs its statistics."""
+        t0 = time.perf_counter()
+        tokens_before = self.policy.stats["new_tokens"]
+        rows_before, prefills_before = self.policy.stats["rows"], self.policy.stats["prefills"]
+        batch = self.collect()
+        t1 = time.perf_counter()
+        rows, adv = self.advantages(batch)
+        ub = self.update_batch(batch, rows, adv)
+        stats = self.update(ub)
+        t2 = time.perf_counter()
+        self.last_batch = batch
+        new_tokens = self.policy.stats["new_tokens"] - tokens_before
+        prefills = self.policy.stats["prefills"] - prefills_before
+        rec = {"iteration": float(self.iteration + 1)}
+        rec.update(batch_stats(batch, rows))
+        rec.update({
+            "adv_mean": float(np.mean(adv)) if len(adv) else 0.0, "adv_std": float(np.std(adv)) if len(adv) else 0.0,
+            "loss": stats.get("loss", 0.0), "clip_frac": stats.get("clip_frac", 0.0),
+            "approx_kl": stats.get("approx_kl", 0.0), "kl_ref": stats.get("kl_ref", float("nan")),
+            "grad_norm": stats.get("grad_norm", 0.0), "new_tokens": new_tokens,
+            "prefill_share": (self.policy.stats["rows"] - rows_before) / max(prefills, 1.0),
+            "collect_s": t1 - t0, "update_s": t2 - t1, "tokens_per_s": new_tokens / max(t1 - t0, 1e-9),
+        })
+        self.iteration += 1
+        self.log.append(rec)
+        self._write_logs(rec)
+        if self.cfg.save_every and self.iteration % self.cfg.save_every == 0:
+            self.save_checkpoint()
+        return rec
+
+    def train(self, iterations: int | None = None) -> list[dict[str, float]]:
+        """Run until ``iterations`` (default ``config.iterations``) have been done in total."""
+        total = self.cfg.iterations if iterations is None else int(iterations)
+        bar = None
+        if self.cfg.progress:
+            try:
+                from tqdm.auto import tqdm
+
+                bar = tqdm(total=total, initial=self.iteration, desc=f"train {self.cfg.estimator}")
+            except ImportError:
+                bar = None
+        try:
+            while self.iteration < total:
+                rec = self.step()
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(success=f"{rec['success_rate']:.2f}", ret=f"{rec['mean_return']:.2f}",
+                                    loss=f"{rec['loss']:.3f}")
+        finally:
+            if bar is not None:
+                bar.close()
+        if not self.cfg.save_every or self.iteration % self.cfg.save_every:
+            self.save_checkpoint()
+        if self.cfg.plot:
+            self.plot()
+        return self.log
+
+    def close(self) -> None:
+        self.collector.close()
+
+    # -- logs ------------------------------------------------------------------------------------
+    def _write_logs(self, rec: dict[str, float]) -> None:
+        with open(self.out_dir / "log.jsonl", "a") as f:
+            f.write(json.dumps({k: _json_num(v) for k, v in rec.items()}) + "\n")
+        from agentgym_credit.bench.report import write_csv
+
+        write_csv(self.out_dir / "log.csv", [{k: r.get(k, "") for k in LOG_COLUMNS} for r in self.log])
+
+    def plot(self) -> Path | None:
+        """``curves.png`` in ``out_dir``: success rate, return, loss and KL per iteration (needs matplotlib)."""
+        if not self.log:
+            return None
+        try:
+            from agentgym_credit.bench.report import plot_panels
+        except ImportError:  # pragma: no cover
+            return None
+        x = [r["iteration"] for r in self.log]
+        label = self.cfg.estimator
+        panels = {k: {label: (x, [r[k] for r in self.log], None)}
+                  for k in ("success_rate", "mean_return", "loss", "approx_kl")}
+        try:
+            return plot_panels(self.out_dir / "curves.png", panels, xlabel="iteration", ylabel="", ncols=4)
+        except DependencyNotInstalled:
+            return None
+
+    # -- checkpoints -----------------------------------------------------------------------------
+    def checkpoint_dir(self, iteration: int | None = None) -> Path:
+        it = self.iteration if iteration is None else int(iteration)
+        return self.out_dir / "checkpoints" / f"iter_{it:06d}"
+
+    def latest_checkpoint(self) -> Path | None:
+        """The checkpoint with the highest iteration in ``out_dir``, or ``None``."""
+        root = self.out_dir / "checkpoints"
+        found = sorted(p for p in root.glob("iter_*") if (p / "state.json").exists()) if root.exists() else []
+        return found[-1] if found else None
+
+    def save_checkpoint(self, path: str | Path | None = None) -> Path:
+        """Trainable weights, optimizer state, iteration, log, config (and the tiny tokenizer)."""
+        path = Path(path) if path is not None else self.checkpoint_dir()
+        path.mkdir(parents=True, exist_ok=True)
+        trainable = {n: p.detach().cpu() for n, p in self.model.named_parameters() if p.requires_grad}
+        torch.save(trainable, path / "trainable.pt")
+        torch.save(self.optimizer.state_dict(), path / "optimizer.pt")
+        self.cfg.save(path / "config.json")
+        self.tokenizer.save_pretrained(str(path / "tokenizer"))
+        # state.json last: its presence marks a complete checkpoint
+        (path / "state.json").write_text(json.dumps({"iteration": self.iteration,
+                                                     "log": [{k: _json_num(v) for k, v in r.items()}
+                                                             for r in self.log]}))
+        return path
+
+    def load_checkpoint(self, path: str | Path) -> None:
+        """Restore what :meth:`save_checkpoint` wrote (the model must have the same architecture)."""
+        path = Path(path)
+        if not (path / "state.json").exists():
+            raise FileNotFoundError(f"{path} is not a complete checkpoint (no state.json)")
+        saved = torch.load(path / "trainable.pt", map_location=self.device)
+        named = dict(self.model.named_parameters())
+        missing = sorted(set(saved) - set(named))
+        if missing:
+            raise ValueError(f"checkpoint {path} holds parameters this model lacks: {missing[:5]}")
+        with torch.no_grad():
+            for n, v in saved.items():
+                named[n].copy_(v)
+        self.optimizer.load_state_dict(torch.load(path / "optimizer.pt", map_location=self.device))
+        state = json.loads((path / "state.json").read_text())
+        self.iteration = int(state["iteration"])
+        self.log = [{k: (float("nan") if v is None else v) for k, v in r.items()} for r in state.get("log", [])]
+
+
+def batch_stats(batch: Any, rows: np.ndarray) -> dict[str, float]:
+    """Success, return, length, invalid-action rate and group statistics of a collected batch."""
+    ok = ~batch.traj.failed
+    rets, gids = batch.traj.ret[ok], batch.traj.group_id[ok]
+    no_signal, stds = 0, []
+    for g in np.unique(gids):
+        r = rets[gids == g]
+        stds.append(float(np.std(r)))
+        no_signal += int(np.all(r == r[0]))
+    n_groups = max(len(np.unique(gids)), 1)
+    anchor = float("nan")
+    if len(rows):
+        from agentgym_credit.credit import group_stats
+
+        anchor = group_stats(batch.to_steps("drop")).levels["state_key"].frac_non_singleton
+    return {
+        "success_rate": batch.success_rate, "mean_return": batch.mean_return,
+        "mean_length": float(batch.traj.length[ok].mean()) if ok.any() else 0.0,
+        "invalid_rate": float(1.0 - batch.action_valid[rows].mean()) if len(rows) else 0.0,
+        "n_steps": float(len(rows)), "n_trajectories": float(ok.sum()),
+        "groups_no_signal": no_signal / n_groups, "group_return_std": float(np.mean(stds)) if stds else 0.0,
+        "anchor_nonsingleton": anchor,
+    }
+
+
+def _json_num(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+__all__ = ["Trainer", "make_env", "load_model_and_tokenizer", "disable_dropout", "apply_lora", "batch_stats",
+           "resolve_device", "resolve_dtype", "tiny_tokenizer_corpus", "LOG_COLUMNS"]

@@ -1,0 +1,183 @@
+"""The LLM policy: prompt templates per env family and a batched, log-prob-recording policy.
+
+- :class:`PromptTemplate`: renders task, the last H (observation, action) pairs, the current
+  observation and the admissible actions into one prompt; :data:`TEMPLATES` holds one per env
+  family and :func:`template_for` picks it from an env id;
+- :class:`LLMPolicy`: a :class:`~agentgym_credit.wrappers.GroupedRolloutCollector` policy around
+  any ``transformers`` causal LM. One call = one batched generation for every active env; it keeps
+  each trajectory's history (keyed by ``info["rollout"]["traj_id"]``), applies the tokenizer's chat
+  template when there is one, and returns per step ``{"action", "prompt_ids", "response_ids",
+  "logprobs", "finished"}`` — the collector records everything but ``action`` in the batch extras.
+
+The action handed to the env is the whole response text: extracting the action part and mapping
+it to an admissible action is the env side's job (``ActionProjection``); an action the env rejects
+is a no-op with ``action_valid=False``, which the trainer penalizes. The history shown in later
+prompts holds the extracted action (:func:`~agentgym_credit.wrappers.action_projection.extract_action`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentgym_credit.trainer.sampling import BatchedSampler
+from agentgym_credit.wrappers.action_projection import extract_action
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """How one env family is shown to the model.
+
+    >>> t = TEMPLATES["grid"]
+    >>> print(t.render("Reach the exit.", [("Room A.", "go east")], "Room B.", ["go west", "go north"]))
+    You move through a grid of rooms. Reply with one action.
+    Task: Reach the exit.
+    Observation: Room A.
+    Action: go east
+    Observation: Room B.
+    Admissible actions: go west | go north
+    Action:
+    """
+
+    name: str
+    instruction: str
+    show_admissible: bool = True
+    max_admissible: int = 50  # long action lists (ALFWorld) are cut to this many
+
+    def system_text(self) -> str:
+        return self.instruction
+
+    def user_text(self, task: str | None, history: Sequence[tuple[str, str]], observation: str,
+                  admissible: Sequence[str] | None) -> str:
+        lines = []
+        if task:
+            lines.append(f"Task: {task.strip()}")
+        for obs, act in history:
+            lines.append(f"Observation: {obs.strip()}")
+            lines.append(f"Action: {act.strip()}")
+        lines.append(f"Observation: {observation.strip()}")
+        if self.show_admissible and admissible:
+            shown = list(admissible)[: self.max_admissible]
+            lines.append("Admissible actions: " + " | ".join(shown))
+        return "\n".join(lines)
+
+    def render(self, task: str | None, history: Sequence[tuple[str, str]], observation: str,
+               admissible: Sequence[str] | None) -> str:
+        """A plain-completion prompt ending in ``"Action:"`` (no chat template)."""
+        return f"{self.system_text()}\n{self.user_text(task, history, observation, admissible)}\nAction:"
+
+
+TEMPLATES: dict[str, PromptTemplate] = {
+    "grid": PromptTemplate("grid", "You move through a grid of rooms. Reply with one action."),
+    "household": PromptTemplate(
+        "household", "You are a household robot. Reply with one admissible action, e.g. 'go to shelf 1'."),
+    "alfworld": PromptTemplate(
+        "alfworld", "You are an expert agent in a text household (ALFWorld). Reply with exactly one admissible "
+                    "action and nothing else."),
+    "webshop": PromptTemplate(
+        "webshop", "You are shopping on a web store for the instruction in the task. Reply with one action: "
+                   "search[query] or click[button].", max_admissible=30),
+    "generic": PromptTemplate("generic", "You are an agent in a text environment. Reply with one action."),
+}
+"""One template per env family (see :func:`template_for`)."""
+
+_FAMILY = {
+    "GridWorld": "grid", "AliasedGrid": "grid", "CueCorridor": "grid", "Household": "household",
+    "ALFWorld": "alfworld", "TextWorld": "alfworld", "WebShop": "webshop",
+}
+
+
+def template_for(env_id: str) -> PromptTemplate:
+    """The template of ``env_id``'s family (``"generic"`` for envs outside ``credit/``)."""
+    name = env_id.split("/")[-1].split("-v")[0]
+    return TEMPLATES[_FAMILY.get(name, "generic")]
+
+
+def task_text(info: dict[str, Any]) -> str | None:
+    """The task description an env puts in ``info`` (``goal``, ``task``, ``instruction``), if any."""
+    for key in ("goal", "task", "instruction"):
+        v = info.get(key)
+        if isinstance(v, str) and v:
+            return v
+    return None
+
+
+class LLMPolicy:
+    """Batched LLM policy for the collector (see module docstring).
+
+    Args:
+        sampler: the :class:`BatchedSampler` (holds the model, tokenizer and sampling settings).
+        template: the env family's :class:`PromptTemplate`.
+        history_len: H, the (observation, action) pairs of the trajectory shown before the current one.
+        chat_template: ``"auto"`` (use it when the tokenizer has one), ``"yes"`` or ``"no"``.
+        max_prompt_tokens: longer prompts keep their last ``max_prompt_tokens`` tokens.
+        generator: ``torch.Generator`` for sampling (set :attr:`generator` to reseed).
+    """
+
+    def __init__(self, sampler: BatchedSampler, template: PromptTemplate, *, history_len: int = 4,
+                 chat_template: str = "auto", max_prompt_tokens: int = 2048, generator: Any = None):
+        if chat_template not in ("auto", "yes", "no"):
+            raise ValueError(f"chat_template must be 'auto', 'yes' or 'no', got {chat_template!r}")
+        tok = sampler.tokenizer
+        has_chat = getattr(tok, "chat_template", None) is not None
+        if chat_template == "yes" and not has_chat:
+            raise ValueError("chat_template='yes' but the tokenizer has no chat template")
+        self.sampler = sampler
+        self.tokenizer = tok
+        self.template = template
+        self.history_len = int(history_len)
+        self.use_chat = has_chat if chat_template == "auto" else chat_template == "yes"
+        self.max_prompt_tokens = int(max_prompt_tokens)
+        self.generator = generator
+        self._history: dict[int, list[tuple[str, str]]] = {}
+        self._task: dict[int, str | None] = {}
+        self.stats = {"calls": 0.0, "rows": 0.0, "prefills": 0.0, "new_tokens": 0.0, "truncated_responses": 0.0}
+
+    def reset(self) -> None:
+        """Forget every trajectory's history (the collector restarts traj ids each ``collect``)."""
+        self._history.clear()
+        self._task.clear()
+
+    def prompt_text(self, observation: str, info: dict[str, Any], key: int) -> str:
+        """The prompt for one env (plain or chat-formatted) given its trajectory ``key``'s history."""
+        hist = self._history.get(key, [])
+        hist = hist[len(hist) - self.history_len:] if self.history_len > 0 else []
+        task = self._task.get(key) or task_text(info)
+        adm = info.get("admissible_actions")
+        if not self.use_chat:
+            return self.template.render(task, hist, observation, adm)
+        messages = [{"role": "system", "content": self.template.system_text()},
+                    {"role": "user", "content": self.template.user_text(task, hist, observation, adm)}]
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+    def encode(self, text: str) -> list[int]:
+        ids = self.tokenizer(text, add_special_tokens=not self.use_chat)["input_ids"]
+        return list(ids[-self.max_prompt_tokens:])
+
+    def __call__(self, observations: list[str], infos: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        keys = []
+        for i, info in enumerate(infos):
+            ro = info.get("rollout") or {"traj_id": i, "t": len(self._history.get(i, []))}
+            key = int(ro["traj_id"])
+            if int(ro.get("t", 0)) == 0:
+                self._history[key] = []
+                self._task[key] = task_text(info)
+            keys.append(key)
+        prompts = [self.encode(self.prompt_text(o, info, k)) for o, info, k in zip(observations, infos, keys)]
+        out = self.sampler.sample(prompts, generator=self.generator)
+        results = []
+        for i, key in enumerate(keys):
+            action = out.texts[i].strip()
+            self._history.setdefault(key, []).append((observations[i], extract_action(action)))
+            results.append({"action": action, "prompt_ids": out.prompt_ids[i], "response_ids": out.response_ids[i],
+                            "logprobs": out.logprobs[i], "finished": out.finished[i]})
+        self.stats["calls"] += 1
+        self.stats["rows"] += len(prompts)
+        self.stats["prefills"] += out.num_prefills
+        self.stats["new_tokens"] += out.stats.get("new_tokens", 0.0)
+        self.stats["truncated_responses"] += sum(not f for f in out.finished)
+        return results
+
+
+__all__ = ["PromptTemplate", "TEMPLATES", "template_for", "task_text", "LLMPolicy"]
