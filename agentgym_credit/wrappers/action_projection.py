@@ -8,7 +8,9 @@ What lives here:
 - :func:`normalize_action` — the loose form used for matching: lower case, punctuation removed,
   whitespace collapsed, a leading ``action:`` label dropped;
 - :func:`project_action` — extracted text -> admissible action (exact match, then a unique
-  normalized match) or ``None``;
+  normalized match, then a template match) or ``None``;
+- :func:`is_template`, :func:`match_template`, :func:`fill_template` — admissible *templates*: an entry with
+  ``<placeholder>`` parts (WebShop's ``search[<query>]``) stands for every action that fills them;
 - :class:`ActionProjection` — the wrapper.
 
 The text is only compared with strings, never executed or evaluated.
@@ -28,6 +30,8 @@ _PUNCT = re.compile("[" + re.escape(string.punctuation) + r"\u2018\u2019\u201c\u
 _WS = re.compile(r"\s+")
 _LABEL = re.compile(r"^\s*(?:action|answer)\s*:\s*", re.IGNORECASE)
 _FENCE = re.compile(r"^`{3,}\w*$")
+_PLACEHOLDER = re.compile(r"<[A-Za-z_][\w ]*>")
+_TEMPLATE_CACHE: dict[str, re.Pattern[str]] = {}
 
 
 def extract_action(text: str) -> str:
@@ -58,8 +62,59 @@ def normalize_action(text: str) -> str:
     return _WS.sub(" ", _PUNCT.sub(" ", text)).strip().lower()
 
 
+def is_template(action: str) -> bool:
+    """Whether an admissible entry is a template with ``<placeholder>`` parts."""
+    return _PLACEHOLDER.search(action) is not None
+
+
+def _template_regex(template: str) -> re.Pattern[str]:
+    pat = _TEMPLATE_CACHE.get(template)
+    if pat is None:
+        parts = _PLACEHOLDER.split(template)
+        lits = []
+        for lit in parts:
+            out = []
+            for c in lit:
+                if c.isspace():
+                    out.append(r"\s*")
+                elif c in string.punctuation:
+                    out.append(r"\s*" + re.escape(c) + r"\s*")
+                else:
+                    out.append(re.escape(c))
+            lits.append("".join(out))
+        pat = re.compile(r"^\s*" + "(.+?)".join(lits) + r"\s*$", re.IGNORECASE | re.DOTALL)
+        if len(_TEMPLATE_CACHE) < 1024:
+            _TEMPLATE_CACHE[template] = pat
+    return pat
+
+
+def match_template(text: str, template: str) -> str | None:
+    """``template`` filled with what ``text`` puts in its placeholders (case/spacing of the fixed
+    parts are loose), or ``None``.
+
+    >>> match_template("Search [ red shoes ]", "search[<query>]")
+    'search[red shoes]'
+    """
+    m = _template_regex(template).match(text)
+    if m is None:
+        return None
+    fills = [g.strip() for g in m.groups()]
+    return fill_template(template, fills) if all(fills) else None
+
+
+def fill_template(template: str, values: Sequence[str]) -> str:
+    """``template`` with its placeholders replaced, in order, by ``values``.
+
+    >>> fill_template("search[<query>]", ["red shoes"])
+    'search[red shoes]'
+    """
+    it = iter(values)
+    return _PLACEHOLDER.sub(lambda _: next(it), template)
+
+
 def project_action(text: str, admissible: Sequence[str]) -> str | None:
-    """The admissible action ``text`` names: exact match, else a *unique* normalized match.
+    """The admissible action ``text`` names: exact match, else a *unique* normalized match, else
+    the first template it fills (:func:`match_template`).
 
     Two admissible actions with the same normalized form make a loose match ambiguous: ``None``.
 
@@ -67,14 +122,25 @@ def project_action(text: str, admissible: Sequence[str]) -> str | None:
     'go north'
     >>> project_action("go", ["go north", "go south"]) is None
     True
+    >>> project_action("search[usb cable]", ["search[<query>]", "click[Next >]"])
+    'search[usb cable]'
     """
-    if text in admissible:
+    if text in admissible and not is_template(text):
         return text
     key = normalize_action(text)
     if not key:
         return None
-    hits = {a for a in admissible if normalize_action(a) == key}
-    return hits.pop() if len(hits) == 1 else None
+    hits = {a for a in admissible if not is_template(a) and normalize_action(a) == key}
+    if len(hits) == 1:
+        return hits.pop()
+    if hits:
+        return None
+    for a in admissible:
+        if is_template(a):
+            filled = match_template(text, a)
+            if filled is not None:
+                return filled
+    return None
 
 
 class ActionProjection(gym.Wrapper[str, str, str, str]):
@@ -137,4 +203,5 @@ class ActionProjection(gym.Wrapper[str, str, str, str]):
         return obs, reward, terminated, truncated, info
 
 
-__all__ = ["ActionProjection", "extract_action", "normalize_action", "project_action"]
+__all__ = ["ActionProjection", "extract_action", "normalize_action", "project_action", "is_template", "match_template",
+           "fill_template"]

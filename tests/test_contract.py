@@ -1,0 +1,146 @@
+"""The env contract: ``check_credit_env`` on every registered env, and on envs broken on purpose."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import agentgym_credit  # noqa: F401  (registers credit/*)
+from agentgym_credit.envs.base import CreditEnv
+from agentgym_credit.envs.gridworld.model import TabularModel
+from agentgym_credit.envs.registration import registered_ids
+from agentgym_credit.errors import ContractViolation
+from agentgym_credit.testing import check_credit_env
+
+
+@pytest.mark.parametrize("env_id", registered_ids())
+def test_registered_env_honours_the_contract(env_id):
+    env = gym.make(env_id)
+    try:
+        report = check_credit_env(env, seed=0)
+    finally:
+        env.close()
+    assert "step after episode end raises ResetNeeded" in report.checked
+    assert "bad actions are no-ops" in report.checked
+
+
+_GLOBAL_RNG = np.random.default_rng(0)
+
+
+class Line(CreditEnv):
+    """Positions 0..3 on a line; 'forward' from 2 reaches the goal (reward 1). ``break_`` breaks one rule."""
+
+    ACTIONS = ["forward", "back", "wait"]
+
+    def __init__(self, break_: str = "", horizon: int = 8):
+        super().__init__()
+        self.break_ = break_
+        self.horizon = horizon
+        self.episodes = 0
+        n = 4
+        P = []
+        for s in range(n):
+            P.append([[(1.0, min(s + 1, n - 1), float(s + 1 == n - 1), s + 1 == n - 1)],
+                      [(1.0, max(s - 1, 0), 0.0, False)], [(1.0, s, 0.0, False)]] if s < n - 1 else [])
+        acts = [list(self.ACTIONS) if s < n - 1 else [] for s in range(n)]
+        self.model = TabularModel([f"pos={s}" for s in range(n)], acts, P, np.eye(n)[0], horizon=horizon)
+
+    def _info(self, valid: bool = True) -> dict[str, Any]:
+        key = "const" if self.break_ == "constant_key" else f"pos={self.pos}"
+        if self.break_ == "leaky_key":
+            key += f";episode={self.episodes}"
+        info = {
+            "state_key": key,
+            "admissible_actions": list(self.model.actions[self.pos]) or None,
+            "task_id": "line",
+            "won": (1 if self.pos == 3 else 0) if self.break_ == "int_won" else self.pos == 3,
+            "action_valid": valid,
+        }
+        if self.break_ not in ("constant_key", "leaky_key"):
+            info["state_index"] = self.pos  # the model check would catch those keys first
+        return info
+
+    def _obs(self) -> str:
+        return f"You are at {self.pos}. Steps: {self.t}." if self.break_ == "constant_key" else f"You are at {self.pos}."
+
+    def _reset_impl(self, options):
+        self.episodes += 1
+        self.pos, self.t = 0, 0
+        if self.break_ == "random_start":
+            self.pos = int(_GLOBAL_RNG.integers(0, 2))  # ignores the reset seed
+        return self._obs(), self._info()
+
+    def _step_impl(self, action):
+        if self.break_ == "raises_on_unicode" and not action.isascii():
+            raise UnicodeError("cannot handle that")
+        valid = action in self.model.actions[self.pos] or (self.break_ == "accepts_empty" and action == "")
+        self.t += valid
+        if valid and action:
+            a = self.model.actions[self.pos].index(action)
+            _, ns, r, term = self.model.P[self.pos][a][0]
+            if self.break_ == "model_mismatch" and action == "back":
+                ns = min(ns + 2, 2)
+        else:
+            ns, r, term = self.pos, 0.0, False
+        self.pos = ns
+        truncated = self.t >= self.horizon and not term
+        return self._obs(), r, term, truncated, self._info(valid)
+
+    def step(self, action):
+        out = super().step(action)
+        if self.break_ == "no_reset_needed":
+            self._needs_reset = False
+        return out
+
+
+def test_a_correct_env_passes_and_reports_what_it_checked():
+    report = check_credit_env(Line(), seed=3)
+    assert "env agrees with its TabularModel" in report.checked
+    assert any(c.startswith("equal states reached twice") for c in report.checked)
+    assert report.skipped == ["surface noise: env has no equivalent_state_keys hook"]
+    assert report.steps > 10 and report.resets >= 4
+
+
+@pytest.mark.parametrize(
+    "break_, message",
+    [
+        ("constant_key", "state_key never changed"),
+        ("leaky_key", "not deterministic|Deterministic step info"),
+        ("random_start", "not deterministic"),
+        ("int_won", "info\\['won'\\] must be a bool"),
+        ("raises_on_unicode", "raised UnicodeError"),
+        ("accepts_empty", "bad action '' at reset was accepted"),
+        ("model_mismatch", "not an outcome of model.P"),
+        ("no_reset_needed", "did not raise ResetNeeded"),
+    ],
+)
+def test_broken_envs_are_caught_with_a_clear_message(break_, message):
+    with pytest.raises(ContractViolation, match=message):
+        check_credit_env(Line(break_), seed=0, gymnasium_check=break_ not in ("random_start", "int_won"))
+
+
+def test_an_env_that_never_ends_is_reported():
+    with pytest.raises(ContractViolation, match="no episode end within n_steps=2 "):
+        check_credit_env(Line(horizon=10_000), seed=0, n_steps=2)
+
+
+def test_surface_noise_hook_is_used():
+    class Noisy(Line):
+        def equivalent_state_keys(self, rng, n):
+            return [f"pos={self.pos}"] * (n - 1) + [f"pos={self.pos};order={rng.integers(9)}"]
+
+    class Clean(Line):
+        def equivalent_state_keys(self, rng, n):
+            return [f"pos={self.pos}"] * n
+
+    with pytest.raises(ContractViolation, match="surface noise"):
+        check_credit_env(Noisy(), seed=0)
+    assert "state_key ignores surface noise (equivalent_state_keys)" in check_credit_env(Clean(), seed=0).checked
+
+
+def test_a_plain_gymnasium_env_is_refused():
+    with pytest.raises(ContractViolation, match="Text"):
+        check_credit_env(gym.make("FrozenLake-v1"))
