@@ -18,6 +18,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from agentgym_credit.envs.base import CreditEnv
 from agentgym_credit.envs.webshop import pages as P
 from agentgym_credit.envs.webshop.catalog import generate_catalog
@@ -78,7 +80,7 @@ class WebShopEnv(CreditEnv):
     changes no action and is not in the key.
 
     >>> import gymnasium as gym, agentgym_credit
-    >>> env = gym.make("credit/WebShop-v0", num_products=200, cache_dir=False)
+    >>> env = gym.make("credit/WebShop-v0", num_products=200, split="test", cache_dir=False)
     >>> obs, info = env.reset(seed=0, options={"task": 0})
     >>> obs.startswith("WebShop [SEP] Instruction:")
     True
@@ -124,11 +126,29 @@ class WebShopEnv(CreditEnv):
         return len(self.task_indices)
 
     # -- search ----------------------------------------------------------------------------------
+    def normalize_query(self, query: str) -> str:
+        """The query as the state sees it: its indexed terms, sorted (all that decides the results)."""
+        return " ".join(sorted(t for t in self.index.query_terms(query) if t in self.index.term_id))
+
     def _search(self, query: str) -> tuple[str, list[str]]:
         """``(normalized query, top asins)`` of a query."""
-        terms = sorted(t for t in self.index.query_terms(query) if t in self.index.term_id)
         hits = self.index.search(query, k=SEARCH_RETURN_N)
-        return " ".join(terms), [self.catalog.products[i]["asin"] for i in hits]
+        return self.normalize_query(query), [self.catalog.products[i]["asin"] for i in hits]
+
+    def equivalent_state_keys(self, rng: np.random.Generator, n: int) -> list[str]:
+        """``state_key`` of the current state reached with ``n`` surface variants of its query
+        (word order shuffled, case changed, stop words and unknown words added)."""
+        keys = []
+        saved = self._query
+        for _ in range(n):
+            words = saved.split()
+            rng.shuffle(words)
+            noise = ["the", "For", "with", "zzqxv"][: int(rng.integers(0, 5))]
+            text = " ".join(w.upper() if rng.random() < 0.5 else w for w in words + noise)
+            self._query = self.normalize_query(text) if saved else ""
+            keys.append(self._state_key())
+        self._query = saved
+        return keys
 
     # -- episode ---------------------------------------------------------------------------------
     def _reset_impl(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:

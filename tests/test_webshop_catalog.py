@@ -1,0 +1,158 @@
+"""The WebShop catalog: generator (schema, determinism, distractors, no leaks) and the original-file loader."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("rapidfuzz")
+
+from agentgym_credit.envs.webshop.catalog import PRODUCT_TYPES, generate_catalog, generate_raw  # noqa: E402
+from agentgym_credit.envs.webshop.data import TEST_GOALS, load_original  # noqa: E402
+from agentgym_credit.envs.webshop.reward import FUZZY_THRESHOLD, fuzzy_score, get_reward, normalize_color  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "webshop"
+RAW_KEYS = {
+    "asin",
+    "name",
+    "full_description",
+    "small_description",
+    "pricing",
+    "customization_options",
+    "category",
+    "product_category",
+    "query",
+    "images",
+}
+GOAL_RE = re.compile(r"^(i need|i am looking for|i want|i'm looking for|find me|i would like) .+ dollars$")
+
+
+@pytest.fixture(scope="module")
+def cat():
+    return generate_catalog(1000, seed=0)
+
+
+def test_raw_items_use_the_original_schema():
+    items, attrs, reviews = generate_raw(50, seed=3)
+    assert all(set(it) == RAW_KEYS for it in items)
+    assert all(set(attrs[it["asin"]]) == {"attributes", "instruction", "instruction_attributes"} for it in items)
+    assert all(re.fullmatch(r"B0[0-9A-Z]{8}", it["asin"]) for it in items)
+    assert all(set(r) == {"asin", "reviews", "average_rating"} for r in reviews)
+    assert len({it["asin"] for it in items}) == 50
+
+
+def test_generator_is_deterministic_and_seeded():
+    a, b, c = generate_raw(40, seed=1), generate_raw(40, seed=1), generate_raw(40, seed=2)
+    assert a == b
+    assert a[0] != c[0]
+
+
+@pytest.mark.parametrize("n", [5, 300_000, -1])
+def test_generator_rejects_bad_sizes(n):
+    with pytest.raises(ValueError, match="num_products"):
+        generate_raw(n)
+
+
+def test_vocabulary_keeps_attributes_and_options_apart():
+    """No two attributes (or two non-size option values) of a type fuzzy-match each other."""
+    for pt in PRODUCT_TYPES:
+        for a, b in itertools.combinations(pt.attributes, 2):
+            assert fuzzy_score(a, b) <= FUZZY_THRESHOLD, (pt.noun, a, b)
+        for name, values in pt.options.items():
+            if name == "size":
+                continue
+            for a, b in itertools.combinations(values, 2):
+                assert fuzzy_score(normalize_color(a), normalize_color(b)) <= FUZZY_THRESHOLD, (pt.noun, a, b)
+
+
+def test_product_text_leaks_no_option_value_and_no_missing_attribute(cat):
+    """A wrong option or a product without a goal attribute must cost reward, as the rules intend."""
+    by_query = {pt.noun: pt for pt in PRODUCT_TYPES}
+    for p in cat.products:
+        text = [p["Title"].lower(), " ".join(p["BulletPoints"]).lower(), p["Description"].lower()]
+        for values in p["options"].values():
+            for v in values:
+                assert not any(normalize_color(v) in t for t in text), (p["asin"], v)
+        for a in by_query[p["query"]].attributes:
+            if a not in p["Attributes"]:
+                assert not any(a in t for t in text), (p["asin"], a)
+
+
+def test_goals_follow_the_synthetic_instruction_style(cat):
+    assert len(cat.goals) == 1000
+    for g in cat.goals[:200]:
+        p = cat.by_asin[g["asin"]]
+        assert GOAL_RE.match(g["instruction_text"]), g["instruction_text"]
+        opts = ", and ".join(f"{k}: {v}" for k, v in g["goal_options"].items())
+        assert f" with {opts}, and price lower than {g['price_upper']:.2f} dollars" in g["instruction_text"]
+        assert all(v in p["options"][k] for k, v in g["goal_options"].items())
+        assert set(g["attributes"]) <= set(p["Attributes"])
+        assert cat.prices[g["asin"]] <= g["price_upper"]
+
+
+def test_near_duplicates_and_distractors_exist(cat):
+    """For most goals another product of the same type scores above 0 but below 1 with the right options."""
+    partial = 0
+    for g in cat.goals[:100]:
+        others = [p for p in cat.products if p["query"] == g["query"] and p["asin"] != g["asin"]]
+        scores = []
+        for p in others[:15]:
+            sel = {k: v for k, v in g["goal_options"].items() if v in p["options"].get(k, [])}
+            scores.append(get_reward(p, g, cat.prices[p["asin"]], sel).reward)
+        partial += any(0 < s < 1 for s in scores)
+    assert partial >= 90
+
+
+def test_splits_test_is_first_500(cat):
+    assert list(cat.split_indices("test")) == list(range(TEST_GOALS))
+    assert list(cat.split_indices("train")) == list(range(TEST_GOALS, 1000))
+    with pytest.raises(ValueError, match="split"):
+        cat.split_indices("dev")
+
+
+# -- loader for the original files ---------------------------------------------------------------
+def _load(**kw):
+    return load_original(
+        FIXTURES / "items_shuffle_tiny.json",
+        FIXTURES / "items_ins_v2_tiny.json",
+        FIXTURES / "reviews_tiny.json",
+        FIXTURES / "items_human_ins_tiny.json",
+        **kw,
+    )
+
+
+def test_loader_processes_the_original_schema():
+    cat = _load()
+    assert [p["asin"] for p in cat.products] == ["B07ABCDE01", "B07ABCDE02", "B07ABCDE03"]  # dup + 'nan' dropped
+    tea, shoes, pad = cat.products
+    assert tea["options"] == {"flavor name": ["jasmine", "mint | lemon"], "size": ["100 count", "50 count"]}
+    assert tea["query"] == "green tea" and tea["Price"] == "$12.99" and tea["pricing"] == [12.99]
+    assert tea["Rating"] == 4.5 and [r["score"] for r in tea["Reviews"]] == [5, 4]
+    assert tea["Reviews"][0]["body"] == "Fresh and fragrant."
+    assert shoes["pricing"] == [45.1, 59.99] and shoes["Price"] == "$45.1 to $59.99"
+    assert 45.1 <= cat.prices["B07ABCDE02"] <= 59.99
+    assert shoes["BulletPoints"] == ["Rubber sole; breathable upper"]
+    assert shoes["options"]["color"] == ["black | red", "navy blue"]
+    assert pad["pricing"] == [100.0] and pad["options"] == {} and pad["Attributes"] == ["fast charging"]
+    # synthetic goals: one per option combination of products with an instruction (2x2 + 2x2)
+    assert len(cat.goals) == 8
+    assert {g["asin"] for g in cat.goals} == {"B07ABCDE01", "B07ABCDE02"}
+
+
+def test_loader_human_goals_and_limits():
+    cat = _load(use_human_goals=True)
+    texts = sorted(g["instruction_text"] for g in cat.goals)
+    assert len(texts) == 2  # the instruction without attributes is skipped
+    assert texts[0].startswith("I'd like loose leaf green tea in jasmine, 100 count")
+    assert all(isinstance(g["goal_options"], list) for g in cat.goals)
+    assert len(_load(num_products=1).products) == 1
+
+
+def test_loader_errors_are_clear(tmp_path):
+    with pytest.raises(FileNotFoundError, match="not found"):
+        load_original(tmp_path / "items.json", FIXTURES / "items_ins_v2_tiny.json")
+    with pytest.raises(ValueError, match="human_instructions_path"):
+        load_original(FIXTURES / "items_shuffle_tiny.json", FIXTURES / "items_ins_v2_tiny.json", use_human_goals=True)
