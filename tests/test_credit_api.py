@@ -106,6 +106,17 @@ def test_pair_groups_exact_even_with_many_shared_keys():
     assert np.all(g.code[[v[0] for v in pairs.values() if len(v) == 1]] == -1)
 
 
+def test_pair_groups_exact_when_mixed_hashes_collide(monkeypatch):
+    from agentgym_credit.credit import grouping
+
+    a = np.array([0, 1, 0, 1, 2, 0])
+    key = np.array([7, 7, 7, 8, 8, 9], dtype=np.uint64)
+    monkeypatch.setattr(grouping, "mix64", lambda a_, k_: k_.copy())  # every (a, 7) pair collides
+    g = grouping.pair_groups(a, key)
+    assert g.num_groups == 1 and sorted(g.members.tolist()) == [0, 2]
+    assert g.code.tolist() == [0, -1, 0, -1, -1, -1]
+
+
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n_states=st.integers(1, 10), depth=st.integers(0, 3))
 def test_group_stats_match_reference(seed, n_states, depth):

@@ -10,13 +10,14 @@ What lives here:
 How pairs are grouped (no Python loop per step or per group). A key is only comparable inside one
 group (``group_id``): equal ``state_key`` in two different groups are two different anchor groups.
 Each pair ``(a, key)`` is mixed to one uint64 ``h`` (splitmix64 finalizer). Rows whose ``h`` falls
-in a hash bucket (low bits of ``h``, about 2n buckets, counted with ``np.bincount``) holding only
-them are singletons for sure (equal pairs have equal ``h``) and are never sorted. The remaining
-candidates are sorted by ``h`` (one ``argsort``); runs of equal ``h`` are the groups. Because two
-different pairs could in principle share ``h``, every run is checked pair-by-pair against its first
-row; on any mismatch the candidates are re-sorted exactly with ``np.lexsort((key, a))``. The result
-is therefore exact for any input, and costs one bucket count plus one sort of the rows that can
-share a group.
+in a hash bucket (low bits of ``h``, about 4n buckets, counted with ``np.bincount``) holding only
+them are singletons for sure (equal pairs have equal ``h``) and are never sorted. The remaining m
+candidates are sorted by one value sort of ``h`` with its low ceil(log2 m) bits replaced by the
+candidate's position (a value sort is faster than ``argsort`` and still yields the permutation);
+runs of equal truncated ``h`` are the groups. Because two different pairs could share the truncated
+``h``, every run is checked pair-by-pair against its first row; on any mismatch the rows in runs
+are regrouped exactly with ``np.lexsort((key, a))``. The result is therefore exact for any input,
+and costs one bucket count plus one value sort of the rows that can share a group.
 
 Rows whose group has a single member, and rows excluded by ``mask`` (e.g. a history level that is
 :data:`~agentgym_credit.keys.MISSING` at that step), get code ``-1``: every estimator gives them 0
@@ -82,22 +83,35 @@ def pair_groups(a: np.ndarray, key: np.ndarray, mask: np.ndarray | None = None) 
     ai, ki = a[idx], key[idx]
     h = mix64(ai, ki)
     # bucket pre-filter: a row alone in its bucket is alone in its group
-    bits = max(4, int(np.ceil(np.log2(n_included))) + 1)
-    bucket = (h & np.uint64((1 << bits) - 1)).astype(np.int64)
-    counts = np.bincount(bucket, minlength=1 << bits)
-    cand = np.flatnonzero(counts[bucket] >= 2)
-    if len(cand) < 2:
+    bits = int(n_included - 1).bit_length() + 2
+    bucket = (h & np.uint64((1 << bits) - 1)).astype(np.intp)
+    cand = np.flatnonzero(np.bincount(bucket, minlength=1 << bits)[bucket] >= 2)
+    m = len(cand)
+    if m < 2:
         return PairGroups(code, empty, empty, empty, n_included)
-    hc = h[cand]
-    srt = np.argsort(hc, kind="stable")
-    hs = hc[srt]
-    brk = np.r_[True, hs[1:] != hs[:-1]]
+    # sort the candidates by h; the low bits of the sort key carry the candidate's position, so
+    # a plain value sort (faster than argsort) also yields the permutation
+    ib = int(m - 1).bit_length()
+    low = np.uint64((1 << ib) - 1)
+    packed = (h[cand] & ~low) | np.arange(m, dtype=np.uint64)
+    packed.sort()
+    pos = (packed & low).astype(np.intp)
+    hs = packed >> np.uint64(ib)
+    eq = hs[1:] == hs[:-1]
+    dup = np.zeros(m, dtype=bool)
+    dup[1:] = eq
+    dup[:-1] |= eq
+    sel = np.flatnonzero(dup)
+    if len(sel) < 2:
+        return PairGroups(code, empty, empty, empty, n_included)
+    rows = cand[pos[sel]]
+    hsel = hs[sel]
+    brk = np.r_[True, hsel[1:] != hsel[:-1]]
     run = np.cumsum(brk) - 1
-    head = np.flatnonzero(brk)[run]
-    rows = cand[srt]
-    if np.any(ai[rows] != ai[rows[head]]) or np.any(ki[rows] != ki[rows[head]]):
-        srt = np.lexsort((ki[cand], ai[cand]))  # a 64-bit mix collision: sort the pairs exactly
-        rows = cand[srt]
+    head = rows[np.flatnonzero(brk)][run]
+    if np.any(ai[rows] != ai[head]) or np.any(ki[rows] != ki[head]):
+        # two different pairs share the (truncated) mixed hash: regroup these rows exactly
+        rows = rows[np.lexsort((ki[rows], ai[rows]))]
         ar, kr = ai[rows], ki[rows]
         brk = np.r_[True, (ar[1:] != ar[:-1]) | (kr[1:] != kr[:-1])]
         run = np.cumsum(brk) - 1

@@ -2,8 +2,8 @@
 
 What lives here:
 
-- :func:`level_table`: per row and per level k, the group size, mean, variance and normalized
-  advantage A_k of its level-k group;
+- :class:`Level` / :func:`levels_of`: per level k, the rows in groups of size >= 2 with their group's
+  size, mean, variance and normalized advantage A_k (sparse: only grouped rows are stored);
 - :func:`hgpo`: A^H = sum_k w_k A_k with w_k from (k+1)^alpha or (k+2)^alpha;
 - :func:`hgpo_precision`: the same per-level advantages blended by estimated precision (beyond the
   papers; its value is measured by the credit benchmark, not assumed).
@@ -62,13 +62,16 @@ WEIGHTS = ("paper", "reference")
 
 
 @dataclass(frozen=True)
-class LevelTable:
-    """Per-row, per-level statistics, arrays of shape [n, L] (L = number of levels used).
+class Level:
+    """The rows of one level that sit in a group of size >= 2, with their group's statistics.
 
-    ``size``: group size (0 where the row has no group of size >= 2); ``mean`` / ``var``: group mean
-    and sample variance of the returns; ``dev``: R_t - mean (0 in all-equal groups); ``adv``: A_k.
+    Arrays aligned with ``rows``: ``size`` (group size), ``mean`` and ``var`` (group mean and
+    sample variance of the returns), ``dev`` (R_t - mean, 0 in all-equal groups) and ``adv`` (A_k).
+    Rows of singleton groups and rows without this level are absent (their A_k is 0).
     """
 
+    k: int
+    rows: np.ndarray
     size: np.ndarray
     mean: np.ndarray
     var: np.ndarray
@@ -76,12 +79,9 @@ class LevelTable:
     adv: np.ndarray
 
 
-def level_table(steps: StepArrays, ret: np.ndarray, levels: int, norm: str, std: str, eps: float) -> LevelTable:
-    """Group every level k < ``levels`` by (group_id, history_keys[:, k]) and fill a :class:`LevelTable`."""
-    n = steps.n
-    shape = (n, levels)
-    size = np.zeros(shape, dtype=np.int64)
-    mean, var, dev, adv = (np.zeros(shape) for _ in range(4))
+def levels_of(steps: StepArrays, ret: np.ndarray, levels: int, norm: str, std: str, eps: float) -> list[Level]:
+    """Group every level k < ``levels`` by (group_id, history_keys[:, k]); one :class:`Level` each."""
+    out = []
     for k in range(levels):
         key = steps.history_keys[:, k]
         g = pair_groups(steps.group_id, key, mask=key != np.uint64(MISSING))
@@ -92,16 +92,13 @@ def level_table(steps: StepArrays, ret: np.ndarray, levels: int, norm: str, std:
         c = g.code[m]
         d = ret[m] - mu[c]
         d[const[c]] = 0.0
-        size[m, k] = g.size[c]
-        mean[m, k] = mu[c]
-        var[m, k] = sd_s[c] ** 2
-        dev[m, k] = d
         if norm == "mean":
-            adv[m, k] = d
+            adv = d
         else:
             sd = sd_s if std == "sample" else sd_s * np.sqrt((g.size - 1) / g.size)
-            adv[m, k] = d / (sd[c] + eps)
-    return LevelTable(size, mean, var, dev, adv)
+            adv = d / (sd[c] + eps)
+        out.append(Level(k, m, g.size[c], mu[c], (sd_s**2)[c], d, adv))
+    return out
 
 
 def _common(steps, gamma, norm, std, eps, depth, invalid_penalty, propagate_penalty):
@@ -143,12 +140,15 @@ def hgpo(steps: StepArrays, *, gamma: float = 0.95, alpha: float = 1.0, weights:
     ret, levels, eps = _common(steps, gamma, norm, std, eps, depth, invalid_penalty, propagate_penalty)
     if steps.n == 0:
         return np.zeros(0)
-    tab = level_table(steps, ret, levels, norm, std, eps)
-    base = np.arange(levels, dtype=np.float64) + (1.0 if weights == "paper" else 2.0)
-    w = np.where((tab.size >= 2) & (np.abs(tab.dev) > zero_tol), base ** alpha, 0.0)
-    total = w.sum(axis=1)
-    num = (w * tab.adv).sum(axis=1)
-    a_h = np.divide(num, total, out=np.zeros(steps.n), where=total > 0)
+    num = np.zeros(steps.n)
+    den = np.zeros(steps.n)
+    for lv in levels_of(steps, ret, levels, norm, std, eps):
+        w = float(lv.k + (1 if weights == "paper" else 2)) ** alpha
+        counts = np.abs(lv.dev) > zero_tol
+        r = lv.rows[counts]
+        num[r] += w * lv.adv[counts]
+        den[r] += w
+    a_h = np.divide(num, den, out=np.zeros(steps.n), where=den > 0)
     return _with_episode(steps, a_h, episode, omega, episode_norm, episode_baseline, std, eps,
                          invalid_penalty, propagate_penalty)
 
@@ -164,28 +164,29 @@ def hgpo_precision(steps: StepArrays, *, gamma: float = 0.95, prior_strength: fl
     n = steps.n
     if n == 0:
         return np.zeros(0)
-    tab = level_table(steps, ret, levels, norm, std, eps)
-    elig = tab.size >= 2
-    rows = np.arange(n)
-    any_e = elig.any(axis=1)
-    lv = np.arange(levels)
-    coarse = np.where(elig, lv, levels).min(axis=1)
-    fine = np.where(elig, lv, -1).max(axis=1)
-    coarse = np.where(any_e, coarse, 0)
-    fine = np.where(any_e, fine, 0)
-    nk = np.maximum(tab.size, 1).astype(np.float64)
-    s2c = tab.var[rows, coarse][:, None]
-    v = ((nk - 1.0) * tab.var + nu * s2c) / np.maximum(nk - 1.0 + nu, 1e-300)
-    nf = nk[rows, fine][:, None]
-    vf = v[rows, fine][:, None]
-    muf = tab.mean[rows, fine][:, None]
-    b2 = np.maximum(0.0, (tab.mean - muf) ** 2 - vf * np.abs(1.0 / nf - 1.0 / nk))
-    b2[rows, fine] = 0.0
-    w = np.where(elig, 1.0 / (v / nk + b2 + eps * eps + 1e-300), 0.0)
-    total = w.sum(axis=1)
-    a_p = np.divide((w * tab.adv).sum(axis=1), total, out=np.zeros(n), where=total > 0)
+    lvs = levels_of(steps, ret, levels, norm, std, eps)
+    # coarsest level of each row (its variance s2_c) and finest level (n_f, mu_f, s2_f)
+    s2c = np.full(n, np.nan)
+    nf, muf, s2f = np.ones(n), np.zeros(n), np.zeros(n)
+    for lv in lvs:
+        first = np.isnan(s2c[lv.rows])
+        s2c[lv.rows[first]] = lv.var[first]
+        nf[lv.rows], muf[lv.rows], s2f[lv.rows] = lv.size, lv.mean, lv.var
+    num = np.zeros(n)
+    den = np.zeros(n)
+    for lv in lvs:
+        r = lv.rows
+        nk = lv.size.astype(np.float64)
+        sc = s2c[r]
+        v = ((nk - 1.0) * lv.var + nu * sc) / (nk - 1.0 + nu)
+        vf = ((nf[r] - 1.0) * s2f[r] + nu * sc) / (nf[r] - 1.0 + nu)
+        b2 = np.maximum(0.0, (lv.mean - muf[r]) ** 2 - vf * np.abs(1.0 / nf[r] - 1.0 / nk))
+        w = 1.0 / (v / nk + b2 + eps * eps + 1e-300)
+        num[r] += w * lv.adv
+        den[r] += w
+    a_p = np.divide(num, den, out=np.zeros(n), where=den > 0)
     return _with_episode(steps, a_p, episode, omega, episode_norm, episode_baseline, std, eps,
                          invalid_penalty, propagate_penalty)
 
 
-__all__ = ["WEIGHTS", "LevelTable", "level_table", "hgpo", "hgpo_precision"]
+__all__ = ["WEIGHTS", "Level", "levels_of", "hgpo", "hgpo_precision"]
