@@ -24,10 +24,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from agentgym_credit.keys import MISSING, hash_sequence, stable_hash
+from agentgym_credit.keys import MISSING, stable_hash
 
 _KEY_HASHES: dict[object, int] = {}
 _KEY_CACHE_MAX = 1 << 17
+_WINDOWS: dict[tuple, np.ndarray] = {}
 _WINDOW_CACHE_MAX = 1 << 16
 _SEQ = b"seq:"
 
@@ -46,8 +47,9 @@ def _key_hash(key: str | bytes) -> int:
 class HistoryFingerprint(gym.Wrapper[str, str, str, str]):
     """Add ``history_keys`` (levels 0..K) and ``history_key_full`` to ``info``.
 
-    The fingerprints of a window of recent states (and actions) are memoized per wrapper, so a
-    step costs one dictionary lookup plus one hash for ``history_key_full``.
+    The fingerprints of a window of recent states (and actions) are memoized (shared by all
+    wrappers of a process, bounded), so a step mostly costs one dictionary lookup plus one hash for
+    ``history_key_full``.
 
     >>> import gymnasium as gym, agentgym_credit
     >>> env = HistoryFingerprint(gym.make("credit/GridWorld-v0"), depth=2)
@@ -65,37 +67,42 @@ class HistoryFingerprint(gym.Wrapper[str, str, str, str]):
         self.key = key
         self._states: deque[int] = deque(maxlen=self.depth + 1)
         self._actions: deque[int] = deque(maxlen=max(self.depth, 1))
-        self._windows: dict[tuple, np.ndarray] = {}
         self._full = 0
         self._t = 0
 
     def _levels(self, states: list[int], actions: list[int]) -> np.ndarray:
-        """Fingerprints of C_0..C_K for a window of state (and action) hashes."""
+        """Fingerprints of C_0..C_K for a window of state (and action) hashes.
+
+        Every context is a suffix of the window's sequence ``s, (a, s)*``, so the window is packed
+        once and each level hashes a suffix of it: ``hash_sequence(C_k)`` without re-packing.
+        """
         out = np.full(self.depth + 1, MISSING, dtype=np.uint64)
         n = len(states)
+        if self.include_actions and n > 1:
+            seq = [states[0]]
+            for a, s in zip(actions[len(actions) - (n - 1):], states[1:]):
+                seq.extend((a, s))
+            stride = 16
+        else:
+            seq, stride = states, 8
+        buf = b"".join(h.to_bytes(8, "little") for h in seq)
+        end = len(buf)
         for k in range(min(self.depth + 1, n)):
-            window = states[n - 1 - k:]
-            if self.include_actions and k > 0:
-                acts = actions[len(actions) - k:]
-                seq = [window[0]]
-                for a, s in zip(acts, window[1:]):
-                    seq.extend((a, s))
-            else:
-                seq = window
-            out[k] = hash_sequence(seq)
+            digest = blake2b(_SEQ + buf[end - 8 - stride * k:], digest_size=8).digest()
+            out[k] = int.from_bytes(digest, "little") or 1
         return out
 
     def _annotate(self, info: dict[str, Any]) -> dict[str, Any]:
-        ck = (tuple(self._states), tuple(self._actions)) if self.include_actions else tuple(self._states)
-        out = self._windows.get(ck)
+        if self.include_actions:
+            ck = (self.depth, tuple(self._states), tuple(self._actions))
+        else:
+            ck = (self.depth, tuple(self._states))
+        out = _WINDOWS.get(ck)
         if out is None:
-            if self.include_actions:
-                out = self._levels(list(ck[0]), list(ck[1]))
-            else:
-                out = self._levels(list(ck), [])
-            if len(self._windows) >= _WINDOW_CACHE_MAX:
-                self._windows.clear()
-            self._windows[ck] = out
+            out = self._levels(list(self._states), list(self._actions))
+            if len(_WINDOWS) >= _WINDOW_CACHE_MAX:
+                _WINDOWS.clear()
+            _WINDOWS[ck] = out
         info["history_keys"] = out.copy()
         info["history_key_full"] = self._full
         info["history_t"] = self._t
