@@ -38,7 +38,9 @@ def cat():
 def test_raw_items_use_the_original_schema():
     items, attrs, reviews = generate_raw(50, seed=3)
     assert all(set(it) == RAW_KEYS for it in items)
-    assert all(set(attrs[it["asin"]]) == {"attributes", "instruction", "instruction_attributes"} for it in items)
+    assert all(
+        set(attrs[it["asin"]]) == {"attributes", "instruction", "instruction_attributes"} for it in items
+    )
     assert all(re.fullmatch(r"B0[0-9A-Z]{8}", it["asin"]) for it in items)
     assert all(set(r) == {"asin", "reviews", "average_rating"} for r in reviews)
     assert len({it["asin"] for it in items}) == 50
@@ -126,7 +128,11 @@ def _load(**kw):
 
 def test_loader_processes_the_original_schema():
     cat = _load()
-    assert [p["asin"] for p in cat.products] == ["B07ABCDE01", "B07ABCDE02", "B07ABCDE03"]  # dup + 'nan' dropped
+    assert [p["asin"] for p in cat.products] == [
+        "B07ABCDE01",
+        "B07ABCDE02",
+        "B07ABCDE03",
+    ]  # dup + 'nan' dropped
     tea, shoes, pad = cat.products
     assert tea["options"] == {"flavor name": ["jasmine", "mint | lemon"], "size": ["100 count", "50 count"]}
     assert tea["query"] == "green tea" and tea["Price"] == "$12.99" and tea["pricing"] == [12.99]
@@ -155,4 +161,6 @@ def test_loader_errors_are_clear(tmp_path):
     with pytest.raises(FileNotFoundError, match="not found"):
         load_original(tmp_path / "items.json", FIXTURES / "items_ins_v2_tiny.json")
     with pytest.raises(ValueError, match="human_instructions_path"):
-        load_original(FIXTURES / "items_shuffle_tiny.json", FIXTURES / "items_ins_v2_tiny.json", use_human_goals=True)
+        load_original(
+            FIXTURES / "items_shuffle_tiny.json", FIXTURES / "items_ins_v2_tiny.json", use_human_goals=True
+        )

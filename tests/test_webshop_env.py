@@ -34,7 +34,6 @@ def _to_item(env, task=0):
     """Search the goal text and open the goal product; returns (obs, info)."""
     obs, info = env.reset(seed=0, options={"task": task})
     pol = ExpertPolicy()
-    pol.reset()
     while env._page_kind != "item":
         obs, _, _, _, info = env.step(pol.act(env))
     return obs, info
@@ -44,7 +43,9 @@ def test_check_credit_env_both_observation_modes(cache):
     from agentgym_credit.testing import check_credit_env
 
     for mode, seed in (("text", 0), ("text_rich", 3)):
-        report = check_credit_env(gym.make("credit/WebShop-v0", observation_mode=mode, cache_dir=cache), seed=seed)
+        report = check_credit_env(
+            gym.make("credit/WebShop-v0", observation_mode=mode, cache_dir=cache), seed=seed
+        )
         assert "reset determinism" in report.checked
 
 
@@ -72,7 +73,10 @@ def test_search_results_pages_and_paging(env):
     obs, *_, info = env.step("click[< Prev]")
     assert "Page 4 " in obs
     obs, *_, info = env.step("click[Back to Search]")
-    assert info["page"] == "search" and info["state_key"] == env.reset(seed=0, options={"task": 1})[1]["state_key"]
+    assert (
+        info["page"] == "search"
+        and info["state_key"] == env.reset(seed=0, options={"task": 1})[1]["state_key"]
+    )
 
 
 def test_item_page_options_sub_pages_and_prev(env):
@@ -123,7 +127,7 @@ def test_invalid_actions_are_counted_no_ops_and_truncate(cache):
     env = WebShopEnv(split="test", cache_dir=cache, max_steps=6)
     obs0, info0 = env.reset(seed=0, options={"task": 0})
     bad = ["click[buy now]", "search[]", "look around", "click[nonexistent]"]
-    for i, a in enumerate(bad):
+    for a in bad:
         obs, r, term, trunc, info = env.step(a)
         assert (obs, r, term, trunc, info["action_valid"]) == (obs0, 0.0, False, False, False)
         assert info["state_key"] == info0["state_key"]
@@ -172,7 +176,6 @@ def test_text_rich_markers(cache):
     obs, *_ = env.step(f"search[{env.goal['instruction_text']}]")
     assert "[button] Back to Search [button_]" in obs and "\n[button] B0" in obs
     pol = ExpertPolicy()
-    pol.reset()
     while env._page_kind != "item":
         obs, *_ = env.step(pol.act(env))
     v = next(iter(env.catalog.by_asin[env.goal["asin"]]["options"].values()))[0]

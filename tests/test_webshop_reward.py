@@ -117,7 +117,12 @@ def test_normalize_color():
 
 
 def test_title_nouns_drop_modifiers_colours_and_stop_words():
-    assert title_nouns("Lumera Sulfate Free Shampoo for Dry Hair, Black, 16 oz") == ["lumera", "sulfate", "shampoo", "hair"]
+    assert title_nouns("Lumera Sulfate Free Shampoo for Dry Hair, Black, 16 oz") == [
+        "lumera",
+        "sulfate",
+        "shampoo",
+        "hair",
+    ]
 
 
 # -- the type factor: the four levels ------------------------------------------------------------

@@ -38,6 +38,8 @@ GENERATOR_VERSION = 1
 """Bumped whenever the generator's output changes (keys the on-disk cache)."""
 
 MIN_PRODUCTS, MAX_PRODUCTS = 10, 200_000
+PROGRESS_FROM = 50_000
+"""Catalogs from this size show a progress bar (when ``tqdm`` is installed)."""
 
 _COLORS = (
     "black",
@@ -495,7 +497,15 @@ def generate_raw(num_products: int, seed: int = 0) -> tuple[list[dict], dict[str
     attrs_file: dict[str, dict] = {}
     reviews: list[dict] = []
     last_of_type: dict[int, dict[str, Any]] = {}
-    for i in range(n):
+    steps: Any = range(n)
+    if n >= PROGRESS_FROM:
+        try:
+            from tqdm.auto import tqdm
+
+            steps = tqdm(steps, desc="webshop: generating products", unit="product")
+        except ImportError:
+            pass
+    for i in steps:
         ti = int(type_idx[i])
         pt = PRODUCT_TYPES[ti]
         prev = last_of_type.get(ti)

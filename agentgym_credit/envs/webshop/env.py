@@ -22,7 +22,7 @@ import numpy as np
 
 from agentgym_credit.envs.base import CreditEnv
 from agentgym_credit.envs.webshop import pages as P
-from agentgym_credit.envs.webshop.catalog import generate_catalog
+from agentgym_credit.envs.webshop.catalog import PROGRESS_FROM, generate_catalog
 from agentgym_credit.envs.webshop.data import SPLITS, WebShopCatalog
 from agentgym_credit.envs.webshop.reward import get_reward
 from agentgym_credit.envs.webshop.search import BM25Index, shared_index
@@ -116,7 +116,8 @@ class WebShopEnv(CreditEnv):
         self.observation_mode = observation_mode
         self.max_steps = int(max_steps)
         self.show_attrs = bool(show_attrs)
-        self.index: BM25Index = shared_index(self.catalog, cache=cache_dir)
+        big = len(self.catalog.products) >= PROGRESS_FROM
+        self.index: BM25Index = shared_index(self.catalog, cache=cache_dir, progress=big)
         self.goal: dict[str, Any] = {}
         self.goal_index = -1
 

@@ -22,10 +22,11 @@ class ExpertPolicy:
 
     def __init__(self, fallback_title_search: bool = True):
         self.fallback_title_search = fallback_title_search
+        self.reset()
 
     def reset(self) -> None:
+        """Forget the previous episode (call after ``env.reset``)."""
         self._searched_title = False
-        self._clicked: set[str] = set()
 
     def act(self, env: Any) -> str:
         """Next action of the expert on ``env`` (a :class:`~.env.WebShopEnv` or a wrapper of one)."""
@@ -33,8 +34,6 @@ class ExpertPolicy:
         goal = e.goal
         target = goal["asin"]
         kind = e._page_kind
-        if not hasattr(self, "_clicked"):
-            self.reset()
         if kind == "search":
             if self._searched_title:
                 return f"search[{e.catalog.by_asin[target]['Title']}]"
@@ -66,7 +65,6 @@ class ExpertPolicy:
 def run_expert_episode(env: Any, task: int, seed: int = 0) -> tuple[float, dict[str, Any], int]:
     """Run the expert on one task; ``(final reward, final info, steps)``."""
     policy = ExpertPolicy()
-    policy.reset()
     obs, info = env.reset(seed=seed, options={"task": task})
     total, steps = 0.0, 0
     while True:
