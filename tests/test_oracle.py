@@ -15,6 +15,7 @@ from agentgym_credit.credit.oracle import (
 from agentgym_credit.credit.policies import (
     EpsilonMixture,
     NoisyOptimalPolicy,
+    PolicyBase,
     RevisitAvoidingPolicy,
     UniformPolicy,
 )
@@ -263,12 +264,18 @@ def test_state_based_vectorized_lookup_and_nan_for_invalid():
 def test_bad_inputs_give_clear_errors():
     m = chain()
 
-    class Broken(UniformPolicy):
+    class Broken(PolicyBase):
         def probs(self, model, s, window, t):
             return np.array([0.7, 0.7])
 
+    class BrokenTable(UniformPolicy):
+        def probs_table(self, model, t):
+            return np.full(4, 0.7)
+
     with pytest.raises(ValueError, match="distribution over its 2 admissible actions"):
         evaluate_policy(m, Broken(), 0.9)
+    with pytest.raises(ValueError, match="probs_table"):
+        evaluate_policy(m, BrokenTable(), 0.9)
     with pytest.raises(ValueError, match="gamma"):
         evaluate_policy(m, UniformPolicy(), 1.5)
     loop = TabularModel(["a"], [["stay"]], [[[(1.0, 0, 1.0, False)]]], [1.0])

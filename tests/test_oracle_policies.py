@@ -29,6 +29,24 @@ def test_policies_are_distributions_and_follow_the_protocol():
             assert p.shape == (len(model.actions[s]),) and np.all(p >= 0) and p.sum() == pytest.approx(1)
 
 
+def test_vectorized_probs_table_matches_per_state_probs():
+    for model in (random_world(2), random_world(3, horizon=4), chain()):
+        for pol in (UniformPolicy(), NoisyOptimalPolicy(0.4), NoisyOptimalPolicy(0.0),
+                    EpsilonMixture(NoisyOptimalPolicy(0.2), 0.3)):
+            for t in ([None] if model.horizon is None else [0, 3]):
+                per_state = [pol.probs(model, s, (), t) for s in range(model.n_states)]
+                np.testing.assert_allclose(pol.probs_table(model, t), np.concatenate(per_state), atol=1e-12)
+
+    class Slow(NoisyOptimalPolicy):  # the same policy without the fast path
+        probs_table = None
+
+    model = random_world(4, horizon=6)
+    fast = evaluate_policy(model, NoisyOptimalPolicy(0.3), 0.9)
+    slow = evaluate_policy(model, Slow(0.3), 0.9)
+    np.testing.assert_allclose(fast.Q, slow.Q, atol=1e-12)
+    np.testing.assert_allclose(fast.V, slow.V, atol=1e-12)
+
+
 def test_noisy_optimal_spans_random_to_optimal():
     model, g = random_world(1), 0.9
     opt, uni = optimal_values(model, g).value(0), evaluate_policy(model, UniformPolicy(), g).value(0)

@@ -225,7 +225,22 @@ class _Backup:
 def _policy_probs(
     model: TabularModel, policy: BehaviourPolicy, space: _Space, t: int | None
 ) -> np.ndarray:
-    """π over all rows of the space at time ``t``, validated."""
+    """π over all rows of the space at time ``t``, validated.
+
+    A state-based policy (``window == 0``) may provide ``probs_table(model, t)``: π over every
+    (state, action) row of the model at once, in state order — the vectorized fast path.
+    """
+    table = getattr(policy, "probs_table", None) if space.window_size == 0 else None
+    if table is not None:
+        pi = np.asarray(table(model, t), dtype=np.float64)
+        sums = np.bincount(space.row_x, weights=pi, minlength=space.n) if pi.shape == (space.n_rows,) else None
+        has = np.diff(space.row_start) > 0
+        if sums is None or np.any(pi < 0) or not np.allclose(sums[has], 1.0):
+            raise ValueError(
+                f"{type(policy).__name__}.probs_table (t={t}) must give {space.n_rows} probabilities, "
+                "a distribution over the admissible actions of every state"
+            )
+        return pi / np.where(has, sums, 1.0)[space.row_x]
     parts = []
     for s, w in space.aug:
         k = len(model.actions[s])
@@ -260,6 +275,10 @@ class PolicyValues:
     V: np.ndarray
     pi: np.ndarray
     _space: _Space
+
+    def __repr__(self) -> str:
+        return (f"PolicyValues(kind={self.kind!r}, gamma={self.gamma}, window_size={self.window_size}, "
+                f"horizon={self.horizon}, augmented_states={self._space.n}, rows={self._space.n_rows})")
 
     # -- indexing --------------------------------------------------------------------------------
     @property

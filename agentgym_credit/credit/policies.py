@@ -64,6 +64,25 @@ def _uniform(k: int) -> np.ndarray:
     return np.full(k, 1.0 / k) if k else np.zeros(0)
 
 
+def _row_layout(model: TabularModel) -> tuple[np.ndarray, np.ndarray]:
+    """(state of each (state, action) row, start row of each state) in state order."""
+    counts = np.fromiter((len(a) for a in model.actions), dtype=np.int64, count=model.n_states)
+    return np.repeat(np.arange(model.n_states), counts), np.r_[0, np.cumsum(counts)]
+
+
+def segment_softmax(q: np.ndarray, model: TabularModel, temperature: float) -> np.ndarray:
+    """Softmax of ``q / temperature`` within each state's rows (``temperature=0``: uniform over argmax)."""
+    row_s, start = _row_layout(model)
+    if len(q) == 0:
+        return np.zeros(0)
+    has = np.diff(start) > 0
+    vmax = np.zeros(model.n_states)
+    vmax[has] = np.maximum.reduceat(q, start[:-1][has])
+    d = q - vmax[row_s]
+    z = (d >= -1e-12).astype(np.float64) if temperature == 0 else np.exp(d / temperature)
+    return z / np.bincount(row_s, weights=z, minlength=model.n_states)[row_s]
+
+
 class UniformPolicy(PolicyBase):
     """Uniform over the admissible actions (state-based).
 
@@ -75,6 +94,11 @@ class UniformPolicy(PolicyBase):
 
     def probs(self, model: TabularModel, s: int, window: Window, t: int | None) -> np.ndarray:
         return _uniform(len(model.actions[s]))
+
+    def probs_table(self, model: TabularModel, t: int | None) -> np.ndarray:
+        """π over every (state, action) row of the model (the oracle's vectorized path)."""
+        row_s, start = _row_layout(model)
+        return 1.0 / np.diff(start)[row_s]
 
     def __repr__(self) -> str:
         return "UniformPolicy()"
@@ -112,6 +136,11 @@ class NoisyOptimalPolicy(PolicyBase):
             return best / best.sum()
         z = np.exp((q - q.max()) / self.temperature)
         return z / z.sum()
+
+    def probs_table(self, model: TabularModel, t: int | None) -> np.ndarray:
+        """π over every (state, action) row of the model (the oracle's vectorized path)."""
+        opt = self.optimal(model)
+        return segment_softmax(opt.Q[0 if t is None or opt.horizon is None else t], model, self.temperature)
 
     def __repr__(self) -> str:
         return f"NoisyOptimalPolicy(temperature={self.temperature}, gamma={self.gamma})"
@@ -157,11 +186,17 @@ class EpsilonMixture(PolicyBase):
         self.epsilon = float(epsilon)
         self.window = int(getattr(policy, "window", 0))
         self.time_invariant = bool(getattr(policy, "time_invariant", True))
+        if self.window == 0 and callable(getattr(policy, "probs_table", None)):
+            self.probs_table = self._probs_table  # vectorized path when the base policy has one
 
     def probs(self, model: TabularModel, s: int, window: Window, t: int | None) -> np.ndarray:
         k = len(model.actions[s])
         base = np.asarray(self.policy.probs(model, s, window, t), dtype=np.float64)
         return (1.0 - self.epsilon) * base + self.epsilon * _uniform(k)
+
+    def _probs_table(self, model: TabularModel, t: int | None) -> np.ndarray:
+        base = np.asarray(self.policy.probs_table(model, t), dtype=np.float64)
+        return (1.0 - self.epsilon) * base + self.epsilon * UniformPolicy().probs_table(model, t)
 
     def __repr__(self) -> str:
         return f"EpsilonMixture({self.policy!r}, epsilon={self.epsilon})"
@@ -253,4 +288,5 @@ __all__ = [
     "EpsilonMixture",
     "CollectorPolicy",
     "as_collector_policy",
+    "segment_softmax",
 ]
