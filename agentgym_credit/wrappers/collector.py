@@ -81,8 +81,8 @@ def group_seed(seed: int, index: int) -> int:
     return int(np.random.SeedSequence([int(seed), int(index)]).generate_state(1, np.uint32)[0])
 
 
-def _parse_policy_output(out: Any, n: int) -> tuple[list[Any], list[dict[str, Any]], list[str | None]]:
-    """Actions, extras and per-entry errors from a policy's return value."""
+def _parse_policy_output(out: Any, n: int) -> tuple[list[Any], list[dict[str, Any] | None], list[str | None] | None]:
+    """Actions, extras (``None`` = none) and per-entry errors (``None`` = no error at all)."""
     if isinstance(out, (str, bytes)) or not isinstance(out, (Sequence, np.ndarray)):
         raise TypeError(
             f"policy must return a list with one action per observation, got {type(out).__name__}"
@@ -91,11 +91,13 @@ def _parse_policy_output(out: Any, n: int) -> tuple[list[Any], list[dict[str, An
     if len(out) != n:
         raise ValueError(f"policy returned {len(out)} actions for {n} observations; it must return exactly one "
                          "action per observation, in order")
+    if all(type(a) is str for a in out):  # the plain case, kept cheap
+        return out, [None] * n, None
     actions: list[Any] = []
-    extras: list[dict[str, Any]] = []
+    extras: list[dict[str, Any] | None] = []
     errors: list[str | None] = []
     for i, item in enumerate(out):
-        ex: dict[str, Any] = {}
+        ex: dict[str, Any] | None = None
         if isinstance(item, str):
             a = item
         elif isinstance(item, Mapping):
@@ -119,15 +121,18 @@ def _parse_policy_output(out: Any, n: int) -> tuple[list[Any], list[dict[str, An
 
 
 class _Columns:
-    """Row and trajectory accumulators of one ``collect`` call."""
+    """Accumulators of one ``collect`` call: rows per trajectory, one dict of lists per trajectory.
+
+    ``rows[traj_id]`` holds that trajectory's rows in step order (so no sort is needed at the end);
+    a row is ``(t, done, result, prev, action, extras)``: ``prev`` is the worker result the policy
+    acted on (observation, info, hashed keys), ``result`` the one the step returned (reward,
+    terminated, truncated, info with ``action_valid``).
+    """
 
     def __init__(self) -> None:
-        self.rows: dict[str, list] = {k: [] for k in (
-            "group_id", "traj_id", "t", "reward", "done", "terminated", "truncated", "action_valid",
-            "state_key", "obs_key", "history_keys", "state_index", "task_id", "observation", "action", "extras")}
+        self.rows: list[list[tuple]] = []
         self.traj: dict[str, list] = {k: [] for k in (
-            "traj_id", "group_id", "copy", "seed", "task_id", "ret", "won", "length", "terminated", "truncated",
-            "failed", "error")}
+            "traj_id", "group_id", "copy", "seed", "task_id", "won", "terminated", "truncated", "failed", "error")}
 
 
 class GroupedRolloutCollector:
@@ -244,9 +249,9 @@ class GroupedRolloutCollector:
         except Exception:
             pass
 
-    def _run(self, commands: list[list[tuple]]) -> list[list[Any]]:
+    def _run(self, batches: list[tuple | None]) -> list[list[Any]]:
         try:
-            return self.backend.run(commands)
+            return self.backend.run(batches)
         except BaseException:
             self.close()  # a round trip broken half-way leaves the workers in an unknown state
             raise
@@ -302,8 +307,10 @@ class GroupedRolloutCollector:
         n = self.group_size
         W = self.num_workers
         S = len(tasks) * n
-        R, T = cols.rows, cols.traj
+        T = cols.traj
         base = len(T["traj_id"])
+        traj_rows: list[list[tuple]] = [[] for _ in range(S)]
+        cols.rows.extend(traj_rows)
         for s in range(S):
             g = s // n
             T["traj_id"].append(base + s)
@@ -311,13 +318,12 @@ class GroupedRolloutCollector:
             T["copy"].append(s % n)
             T["seed"].append(seeds[g])
             T["task_id"].append("" if tasks[g] is None else str(tasks[g]))
-            T["ret"].append(0.0)
             T["won"].append(False)
-            T["length"].append(0)
             T["terminated"].append(False)
             T["truncated"].append(False)
             T["failed"].append(False)
             T["error"].append("")
+        alive = [True] * S
 
         def fail(s: int, error: str) -> None:
             T["failed"][base + s] = True
@@ -325,13 +331,8 @@ class GroupedRolloutCollector:
             alive[s] = False
 
         # reset every copy of every group
-        cmds: list[list[tuple]] = [[] for _ in range(W)]
-        for s in range(S):
-            g = s // n
-            opts = {} if tasks[g] is None else {"task": tasks[g]}
-            cmds[s % W].append(("reset", s, seeds[g], opts, s % n))
-        results = self._run(cmds)
-        alive = [True] * S
+        args = [(seeds[s // n], {} if tasks[s // n] is None else {"task": tasks[s // n]}, s % n) for s in range(S)]
+        results = self._run([("reset", list(range(w, S, W)), args[w::W]) if w < S else None for w in range(W)])
         cur: list[Any] = [None] * S
         for w in range(W):
             for s, r in zip(range(w, S, W), results[w]):
@@ -350,91 +351,99 @@ class GroupedRolloutCollector:
                 )
         bar.update(S - sum(alive), 0)
 
-        t_of = [0] * S
-        while True:
-            active = [s for s in range(S) if alive[s]]
-            if not active:
-                break
-            obs = [cur[s][0] for s in active]
+        max_steps = self.max_steps
+        active = [s for s in range(S) if alive[s]]
+        t = 0
+        while active:
+            obs = []
             infos = []
             for s in active:
-                info = cur[s][4]
-                info["rollout"] = {"group_id": g0 + s // n, "traj_id": base + s, "copy": s % n, "t": t_of[s]}
+                r = cur[s]
+                info = r[4]
+                info["rollout"] = {"group_id": g0 + s // n, "traj_id": base + s, "copy": s % n, "t": t}
+                obs.append(r[0])
                 infos.append(info)
             actions, extras, errors = _parse_policy_output(policy(obs, infos), len(active))
-            cmds = [[] for _ in range(W)]
-            sent: list[list[tuple[int, int]]] = [[] for _ in range(W)]
             finished = 0
-            for i, s in enumerate(active):
-                if errors[i] is not None:
-                    fail(s, errors[i])
-                    finished += 1
-                    continue
-                cmds[s % W].append(("step", s, actions[i]))
-                sent[s % W].append((s, i))
-            results = self._run(cmds)
-            nsteps = 0
-            for w in range(W):
-                for (s, i), r in zip(sent[w], results[w]):
-                    if isinstance(r, EnvFailure):
-                        fail(s, f"step {t_of[s]} failed: {r.error}")
+            if W == 1 and errors is None:  # the common case: no per-item work
+                idx: list[Any] = [range(len(active))]
+                slots: list[list[int]] = [active]
+                acts: list[list[Any]] = [actions]
+            else:
+                idx, slots, acts = [[] for _ in range(W)], [[] for _ in range(W)], [[] for _ in range(W)]
+                for i, s in enumerate(active):
+                    if errors is not None and errors[i] is not None:
+                        fail(s, errors[i])
                         finished += 1
                         continue
-                    prev = cur[s]
-                    pinfo = prev[4]
-                    rew, term, trunc, info2 = r[1], r[2], r[3], r[4]
-                    t = t_of[s]
-                    limit = t + 1 >= self.max_steps
-                    done = term or trunc or limit
-                    R["group_id"].append(g0 + s // n)
-                    R["traj_id"].append(base + s)
-                    R["t"].append(t)
-                    R["reward"].append(rew)
-                    R["done"].append(done)
-                    R["terminated"].append(term)
-                    R["truncated"].append(done and not term)
-                    R["action_valid"].append(bool(info2.get("action_valid", True)))
-                    R["state_key"].append(prev[5])
-                    R["obs_key"].append(prev[6])
-                    R["history_keys"].append(pinfo["history_keys"])
-                    R["state_index"].append(pinfo.get("state_index", -1))
-                    R["task_id"].append(T["task_id"][base + s])
-                    R["observation"].append(prev[0])
-                    R["action"].append(actions[i])
-                    R["extras"].append(extras[i])
-                    j = base + s
-                    T["ret"][j] += rew
-                    T["length"][j] = t + 1
-                    T["won"][j] = bool(info2.get("won", False))
-                    nsteps += 1
-                    t_of[s] = t + 1
+                    idx[s % W].append(i)
+                    slots[s % W].append(s)
+                    acts[s % W].append(actions[i])
+            results = self._run([("step", slots[w], acts[w]) if slots[w] else None for w in range(W)])
+            nerr = 0
+            limit = t + 1 >= max_steps
+            for w in range(W):
+                for s, i, r in zip(slots[w], idx[w], results[w]):
+                    if r.__class__ is EnvFailure:
+                        fail(s, f"step {t} failed: {r.error}")
+                        finished += 1
+                        nerr += 1
+                        continue
+                    done = r[2] or r[3] or limit
+                    traj_rows[s].append((t, done, r, cur[s], actions[i], extras[i]))
                     cur[s] = r
                     if done:
-                        T["terminated"][j] = term
-                        T["truncated"][j] = not term
+                        j = base + s
+                        T["won"][j] = bool(r[4].get("won", False))
+                        T["terminated"][j] = r[2]
+                        T["truncated"][j] = not r[2]
                         alive[s] = False
                         finished += 1
-            bar.update(finished, nsteps)
+            bar.update(finished, sum(map(len, slots)) - nerr)
+            active = [s for s in active if alive[s]]
+            t += 1
 
     def _build(self, cols: _Columns) -> RolloutBatch:
-        R = cols.rows
+        T = cols.traj
+        ntraj = len(T["traj_id"])
         K1 = self.history_depth + 1
-        hk = np.stack(R.pop("history_keys")) if R["t"] else np.zeros((0, K1), dtype=np.uint64)
-        traj = np.asarray(R["traj_id"], dtype=np.int64)
-        order = np.lexsort((np.asarray(R["t"], dtype=np.int64), traj)) if len(traj) else np.zeros(0, dtype=np.int64)
-        arrays: dict[str, Any] = {}
-        for k, v in R.items():
-            if k in ("task_id", "observation", "action", "extras"):
-                arrays[k] = [v[i] for i in order.tolist()]
-            elif k in ("state_key", "obs_key"):
-                arrays[k] = np.asarray(v, dtype=np.uint64)[order]
-            else:
-                arrays[k] = np.asarray(v)[order] if len(v) else np.zeros(0)
+        rows = [r for tr in cols.rows for r in tr]  # trajectory order, then step order
+        lengths = np.fromiter(map(len, cols.rows), dtype=np.int64, count=ntraj)
         meta = {
             "env": str(self.env_name), "group_size": self.group_size, "seed": self.seed,
             "max_steps": self.max_steps, "include_actions": self.include_actions, "backend": self.backend_name,
         }
-        return RolloutBatch(**arrays, history_keys=hk[order], traj=TrajectoryTable(**cols.traj), meta=meta)
+        if not rows:
+            z = np.zeros(0, dtype=np.int64)
+            zb = np.zeros(0, dtype=bool)
+            return RolloutBatch(
+                group_id=z, traj_id=z, t=z, reward=np.zeros(0), done=zb, terminated=zb, truncated=zb,
+                action_valid=zb, state_key=z.astype(np.uint64), obs_key=z.astype(np.uint64),
+                history_keys=np.zeros((0, K1), dtype=np.uint64), state_index=z, task_id=[], observation=[],
+                action=[], extras=[], traj=TrajectoryTable(**T, ret=np.zeros(ntraj), length=np.zeros(ntraj)),
+                meta=meta)
+        t, done, res, prev, action, extras = zip(*rows)
+        obs, _, _, _, infos, skey, okey = zip(*prev)
+        _, reward, term, _, infos2, _, _ = zip(*res)
+        traj = np.repeat(np.arange(ntraj, dtype=np.int64), lengths)
+        reward_a = np.array(reward, dtype=np.float64)
+        done_a = np.array(done, dtype=np.bool_)
+        term_a = np.array(term, dtype=np.bool_)
+        task_of = T["task_id"]
+        return RolloutBatch(
+            group_id=np.asarray(T["group_id"], dtype=np.int64)[traj], traj_id=traj,
+            t=np.array(t, dtype=np.int64), reward=reward_a, done=done_a, terminated=term_a,
+            truncated=done_a & ~term_a,
+            action_valid=np.array([i.get("action_valid", True) for i in infos2], dtype=np.bool_),
+            state_key=np.array(skey, dtype=np.uint64), obs_key=np.array(okey, dtype=np.uint64),
+            history_keys=np.concatenate([i["history_keys"] for i in infos]).reshape(-1, K1),
+            state_index=np.array([i.get("state_index", -1) for i in infos], dtype=np.int64),
+            task_id=[task_of[k] for k in traj.tolist()], observation=list(obs), action=list(action),
+            extras=[dict(e) if e else {} for e in extras],
+            traj=TrajectoryTable(**T, ret=np.bincount(traj, weights=reward_a, minlength=ntraj),
+                                 length=lengths),
+            meta=meta,
+        )
 
 
 __all__ = ["GroupedRolloutCollector", "PolicyOutput", "Policy", "group_seed"]

@@ -3,15 +3,15 @@
 What lives here:
 
 - :class:`EnvFactory`: a picklable ``gym.make(env_id, **kwargs)`` (an env id becomes one of these).
-- :class:`EnvWorker`: owns a set of env *slots* and runs one batch of commands per call — ``reset``
-  or ``step`` for each of its slots — catching each env's exceptions so that one broken env fails
-  only its own trajectory. Every env is wrapped in :class:`HistoryFingerprint`.
+- :class:`EnvWorker`: owns a set of env *slots* and runs one :data:`Batch` per call — ``reset`` or
+  ``step`` for some of its slots — catching each env's exceptions so that one broken env fails only
+  its own trajectory. Every env is wrapped in :class:`HistoryFingerprint`.
 - :class:`EnvFailure`: the result of a command that raised (or whose worker died).
 - :class:`SyncBackend` (in process), :class:`SubprocessBackend` (``multiprocessing`` workers) and
-  :class:`RayBackend` (Ray actors) — one protocol: :meth:`run` sends each worker the list of
-  commands for its slots and gets all results back, **one round trip per worker per step**, with a
-  timeout on every round trip. A worker that dies or times out is killed and replaced; its
-  commands come back as :class:`EnvFailure`.
+  :class:`RayBackend` (Ray actors) — one protocol: ``run`` sends each worker one batch for its
+  slots and gets all results back, **one round trip per worker per step**, with a timeout on every
+  round trip. A worker that dies or times out is killed and replaced; its batch comes back as
+  :class:`EnvFailure` results.
 - :func:`make_backend`: pick a backend by name.
 
 Slot ``i`` lives on worker ``i % num_workers``. Seeding happens in :meth:`EnvWorker.reset_slot`
@@ -25,7 +25,7 @@ import os
 import signal
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import wait as mp_wait
 from typing import Any
@@ -37,8 +37,8 @@ from agentgym_credit.errors import DependencyNotInstalled
 from agentgym_credit.keys import stable_hash
 from agentgym_credit.wrappers.history import HistoryFingerprint
 
-Command = tuple  # ("reset", slot, seed, options, copy) | ("step", slot, action)
-"""One command for one slot."""
+Batch = tuple  # ("reset", slots, [(seed, options, copy), ...]) | ("step", slots, [action, ...])
+"""One message to a worker: a command kind, the slots, and one argument per slot."""
 
 StepResult = tuple  # (obs, reward, terminated, truncated, info, state_hash, obs_hash)
 """What a successful ``reset``/``step`` returns (reward/terminated/truncated are 0/False on reset)."""
@@ -76,7 +76,7 @@ def _format_error(e: BaseException) -> str:
 
 
 class EnvWorker:
-    """Envs of a set of slots, driven by batches of commands (runs in any process).
+    """Envs of a set of slots, driven by :data:`Batch` messages (runs in any process).
 
     ``reset_slot`` calls ``env.reset(seed=seed, options=options)`` — every copy of a group gets
     the same seed and so the same initial state — then replaces the env's ``np_random`` with
@@ -113,27 +113,31 @@ class EnvWorker:
         return (obs, 0.0, False, False, info, stable_hash(info["state_key"]), stable_hash(info["obs_key"]))
 
     def step_slot(self, slot: int, action: str) -> StepResult:
-        obs, reward, terminated, truncated, info = self._env(slot).step(action)
+        env = self.envs.get(slot)
+        obs, reward, terminated, truncated, info = (env if env is not None else self._env(slot)).step(action)
         return (
             obs, float(reward), bool(terminated), bool(truncated), info,
             stable_hash(info["state_key"]), stable_hash(info["obs_key"]),
         )
 
-    def run(self, commands: Sequence[Command]) -> list[StepResult | EnvFailure]:
-        """Execute one batch of commands, one result per command, in order."""
+    def run(self, batch: Batch) -> list[StepResult | EnvFailure]:
+        """Execute one batch, one result per slot, in order."""
+        kind, slots, args = batch
+        if kind not in ("step", "reset"):
+            raise ValueError(f"unknown command {kind!r}")
         out: list[StepResult | EnvFailure] = []
-        for cmd in commands:
+        append = out.append
+        fn = self.step_slot if kind == "step" else self._reset_args
+        for slot, arg in zip(slots, args):
             try:
-                if cmd[0] == "step":
-                    out.append(self.step_slot(cmd[1], cmd[2]))
-                elif cmd[0] == "reset":
-                    out.append(self.reset_slot(cmd[1], cmd[2], cmd[3], cmd[4]))
-                else:
-                    raise ValueError(f"unknown command {cmd[0]!r}")
+                append(fn(slot, arg))
             except Exception as e:
-                self._drop(cmd[1])
-                out.append(EnvFailure(_format_error(e)))
+                self._drop(slot)
+                append(EnvFailure(_format_error(e)))
         return out
+
+    def _reset_args(self, slot: int, arg: tuple[int, dict[str, Any], int]) -> StepResult:
+        return self.reset_slot(slot, *arg)
 
     def pid(self) -> int:
         return os.getpid()
@@ -145,11 +149,14 @@ class EnvWorker:
 
 # --------------------------------------------------------------------------------------------------
 class Backend:
-    """Common interface: ``run(per_worker_commands) -> per_worker_results``; ``close()``."""
+    """Common interface: ``run(per_worker_batches) -> per_worker_results``; ``close()``.
+
+    ``batches[w]`` is worker ``w``'s :data:`Batch` or ``None`` (nothing to do this round).
+    """
 
     num_workers: int = 1
 
-    def run(self, commands: list[list[Command]]) -> list[list[StepResult | EnvFailure]]:
+    def run(self, batches: list[Batch | None]) -> list[list[StepResult | EnvFailure]]:
         raise NotImplementedError
 
     def worker_pids(self) -> list[int]:
@@ -166,8 +173,8 @@ class SyncBackend(Backend):
         self.num_workers = 1
         self.worker = EnvWorker(factory, history_depth, include_actions)
 
-    def run(self, commands):
-        return [self.worker.run(commands[0])]
+    def run(self, batches):
+        return [[] if batches[0] is None else self.worker.run(batches[0])]
 
     def worker_pids(self) -> list[int]:
         return [os.getpid()]
@@ -180,6 +187,7 @@ def _subprocess_main(conn, factory, history_depth: int, include_actions: bool) -
     """Worker process loop: receive a command batch, send back its results; ``None`` stops it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops us
     worker = EnvWorker(factory, history_depth, include_actions)
+    conn.send("ready")
     try:
         while True:
             try:
@@ -193,9 +201,9 @@ def _subprocess_main(conn, factory, history_depth: int, include_actions: bool) -
                 conn.send(results)
             except Exception as e:  # e.g. an info value that cannot be pickled
                 err = EnvFailure(f"result could not be sent back from the worker: {_format_error(e)}")
-                for cmd in msg:
-                    worker._drop(cmd[1])
-                conn.send([err] * len(msg))
+                for slot in msg[1]:
+                    worker._drop(slot)
+                conn.send([err] * len(msg[1]))
     finally:
         worker.close()
         conn.close()
@@ -206,6 +214,8 @@ class SubprocessBackend(Backend):
 
     The factory must be picklable (a top-level function or class, a ``functools.partial`` of one,
     or an env id). Worker processes ignore SIGINT; the collector terminates them on Ctrl-C.
+    A new worker says ``"ready"`` once it has started; that wait has its own limit,
+    ``start_timeout`` (process start-up and imports), so ``timeout`` bounds only the round trips.
     """
 
     def __init__(
@@ -216,14 +226,17 @@ class SubprocessBackend(Backend):
         num_workers: int = 2,
         timeout: float = 300.0,
         start_method: str = "spawn",
+        start_timeout: float = 120.0,
         **_: Any,
     ):
         if num_workers < 1:
             raise ValueError(f"num_workers must be >= 1, got {num_workers}")
         self.num_workers = int(num_workers)
         self.timeout = float(timeout)
+        self.start_timeout = float(start_timeout)
         self._args = (factory, int(history_depth), bool(include_actions))
         self._ctx = mp.get_context(start_method)
+        self._ready: list[bool] = []
         self._procs: list[Any] = []
         self._conns: list[Any] = []
         self.restarts = 0
@@ -231,6 +244,7 @@ class SubprocessBackend(Backend):
             p, c = self._start()
             self._procs.append(p)
             self._conns.append(c)
+            self._ready.append(False)
 
     def _start(self):
         parent, child = self._ctx.Pipe(duplex=True)
@@ -243,19 +257,40 @@ class SubprocessBackend(Backend):
     def _replace(self, w: int) -> None:
         _kill(self._procs[w], self._conns[w])
         self._procs[w], self._conns[w] = self._start()
+        self._ready[w] = False
         self.restarts += 1
 
-    def run(self, commands):
+    def _await_ready(self, w: int) -> str | None:
+        """Wait for worker ``w``'s start-up message; the error text if it never comes."""
+        conn, proc = self._conns[w], self._procs[w]
+        if conn in mp_wait([conn, proc.sentinel], timeout=self.start_timeout):
+            try:
+                if conn.recv() == "ready":
+                    self._ready[w] = True
+                    return None
+            except (EOFError, OSError):
+                pass
+        proc.join(0.5)
+        if proc.exitcode is None:
+            return f"worker process {proc.pid} did not start within {self.start_timeout:g} s (killed)"
+        return f"worker process {proc.pid} died while starting (exit code {proc.exitcode})"
+
+    def run(self, batches):
         sent: list[bool] = []
         results: list[list[StepResult | EnvFailure] | None] = [None] * self.num_workers
         errors: list[str | None] = [None] * self.num_workers
-        for w, cmds in enumerate(commands):
-            if not cmds:
+        for w, batch in enumerate(batches):
+            if batch is None:
                 results[w] = []
                 sent.append(False)
                 continue
+            if not self._ready[w]:
+                errors[w] = self._await_ready(w)
+                if errors[w] is not None:
+                    sent.append(False)
+                    continue
             try:
-                self._conns[w].send(cmds)
+                self._conns[w].send(batch)
                 sent.append(True)
             except (BrokenPipeError, OSError) as e:
                 self._procs[w].join(0.5)
@@ -282,7 +317,7 @@ class SubprocessBackend(Backend):
         for w in range(self.num_workers):
             if errors[w] is not None:
                 self._replace(w)
-                results[w] = [EnvFailure(errors[w])] * len(commands[w])
+                results[w] = [EnvFailure(errors[w])] * len(batches[w][1])
         return results  # type: ignore[return-value]
 
     def worker_pids(self) -> list[int]:
@@ -349,9 +384,9 @@ class RayBackend(Backend):
     def _start(self):
         return self._cls.options(**self._options).remote(*self._args)
 
-    def run(self, commands):
+    def run(self, batches):
         ray = self._ray
-        refs = [self._actors[w].run.remote(cmds) if cmds else None for w, cmds in enumerate(commands)]
+        refs = [None if b is None else self._actors[w].run.remote(b) for w, b in enumerate(batches)]
         deadline = time.monotonic() + self.timeout
         results: list[list[StepResult | EnvFailure]] = []
         for w, ref in enumerate(refs):
@@ -368,7 +403,7 @@ class RayBackend(Backend):
             ray.kill(self._actors[w], no_restart=True)
             self._actors[w] = self._start()
             self.restarts += 1
-            results.append([EnvFailure(err)] * len(commands[w]))
+            results.append([EnvFailure(err)] * len(batches[w][1]))
         return results
 
     def worker_pids(self) -> list[int]:
@@ -397,6 +432,7 @@ __all__ = [
     "EnvFactory",
     "EnvWorker",
     "EnvFailure",
+    "Batch",
     "Backend",
     "SyncBackend",
     "SubprocessBackend",
