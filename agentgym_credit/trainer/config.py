@@ -79,6 +79,9 @@ class TrainerConfig:
     lora_alpha: int = 32
     lora_dropout: float = 0.0
     lora_target_modules: str = "all-linear"
+    # -- format warm-up (models trained from scratch) ---------------------------------------------
+    format_warmup_steps: int = 0  # supervised steps on uniformly random admissible actions before RL
+    format_warmup_lr: float = 3e-3
     # -- loop -----------------------------------------------------------------------------------
     iterations: int = 50
     seed: int = 0
@@ -87,6 +90,7 @@ class TrainerConfig:
     resume: bool = False  # continue from the last checkpoint in out_dir
     progress: bool = True  # tqdm bar when tqdm is installed
     plot: bool = True  # PNG of the logged curves at the end when matplotlib is installed
+    torch_threads: int = 0  # torch.set_num_threads (0 = leave torch's default); 1 helps on busy small CPUs
 
     def __post_init__(self) -> None:
         self.validate()
@@ -106,8 +110,10 @@ class TrainerConfig:
         for name, allowed in checks.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
-        if self.history_len < 0 or self.history_depth < 0 or self.save_every < 0:
-            raise ValueError("history_len, history_depth and save_every must be >= 0")
+        if min(self.history_len, self.history_depth, self.save_every, self.format_warmup_steps,
+               self.torch_threads) < 0:
+            raise ValueError("history_len, history_depth, save_every, format_warmup_steps and torch_threads "
+                             "must be >= 0")
         if self.temperature < 0 or not 0 < self.top_p <= 1 or self.top_k < 0:
             raise ValueError("need temperature >= 0, 0 < top_p <= 1 and top_k >= 0")
         if self.clip_eps <= 0 or (self.clip_eps_high is not None and self.clip_eps_high <= 0):

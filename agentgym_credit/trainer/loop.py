@@ -162,6 +162,8 @@ class Trainer:
         self.out_dir = Path(cfg.out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.device = resolve_device(cfg)
+        if cfg.torch_threads:
+            t.set_num_threads(cfg.torch_threads)
         t.manual_seed(cfg.seed)
         resume_dir = self.latest_checkpoint() if cfg.resume else None
         if model is None:
@@ -207,8 +209,74 @@ class Trainer:
         self.iteration = 0
         self.log: list[dict[str, float]] = []
         self.last_batch: Any = None
+        self.warmup_losses: list[float] = []
         if resume_dir is not None:
             self.load_checkpoint(resume_dir)
+
+    # -- format warm-up --------------------------------------------------------------------------
+    def format_warmup(self, steps: int | None = None, batch_rows: int = 64) -> list[float]:
+        """Teach a from-scratch model the action *syntax*, not the task: supervised steps on prompts
+        from uniformly random rollouts, each labelled with a uniformly random admissible action (+ EOS).
+        Afterwards the model acts like the random policy, which is where RL starts. Returns the
+        loss per step. Runs once per run (skipped on resume)."""
+        from agentgym_credit.trainer.update import collate, micro_batches, token_logprobs
+        from agentgym_credit.wrappers.collector import group_seed
+
+        steps = self.cfg.format_warmup_steps if steps is None else int(steps)
+        if steps <= 0:
+            return []
+        rng = np.random.default_rng([self.cfg.seed, 99])
+        prompts: list[list[int]] = []
+        targets: list[list[int]] = []
+        eos = [] if self.tokenizer.eos_token_id is None else [int(self.tokenizer.eos_token_id)]
+        pol = self.policy
+
+        def random_policy(observations: list[str], infos: list[dict[str, Any]]) -> list[str]:
+            acts = []
+            for obs, info in zip(observations, infos):
+                ro = info["rollout"]
+                key = int(ro["traj_id"])
+                if ro["t"] == 0:
+                    pol._history[key], pol._task[key] = [], None
+                adm = list(info.get("admissible_actions") or [])
+                a = adm[int(rng.integers(len(adm)))] if adm else ""
+                prompts.append(pol.encode(pol.prompt_text(obs, info, key)))
+                targets.append(self.tokenizer(a, add_special_tokens=False)["input_ids"] + eos)
+                pol._history[key].append((obs, a))
+                acts.append(a)
+            return acts
+
+        need = steps * batch_rows
+        g = 0
+        while len(prompts) < min(need, 4096):
+            seeds = [group_seed(self.cfg.seed + 10_000_019, g + j) for j in range(self.cfg.groups_per_iter)]
+            self.collector.collect(random_policy, tasks=len(seeds), seeds=seeds)
+            g += len(seeds)
+        pol.reset()
+        n = len(prompts)
+        zeros = [np.zeros(len(tg)) for tg in targets]
+        data = UpdateBatch(prompts, targets, zeros, zeros)
+        opt = torch.optim.AdamW([p for p in self.model.parameters() if p.requires_grad], lr=self.cfg.format_warmup_lr)
+        losses = []
+        self.model.train() if self.cfg.gradient_checkpointing else self.model.eval()
+        for _ in range(steps):
+            rows = rng.choice(n, size=min(batch_rows, n), replace=False).tolist()
+            n_tok = data.num_response_tokens(rows)
+            opt.zero_grad(set_to_none=True)
+            total = 0.0
+            for local in micro_batches(data.lengths()[rows], self.cfg.token_budget):
+                sub = [rows[k] for k in local]
+                tb = collate(data, sub, self.sampler.pad_id, self.device)
+                with self._autocast():
+                    lp = token_logprobs(self.model, tb["input_ids"], tb["attention_mask"], tb["position_ids"],
+                                        tb["response_mask"].shape[1])
+                loss = -(lp * tb["response_mask"]).sum() / n_tok
+                loss.backward()
+                total += float(loss.detach())
+            opt.step()
+            losses.append(total)
+        self.model.eval()
+        return losses
 
     # -- one iteration ---------------------------------------------------------------------------
     def _autocast(self) -> Any:
@@ -230,6 +298,22 @@ class Trainer:
         self.model.eval()
         with self._autocast():
             return self.collector.collect(self.policy, tasks=g, seeds=seeds)
+
+    def evaluate(self, groups: int = 16, seed_offset: int = 20_000_033) -> dict[str, float]:
+        """Success rate, return and invalid-action rate of the current policy (sampling as in training)
+        on ``groups`` fixed groups (the same ones at every call: seeds depend on ``seed_offset`` only)."""
+        from agentgym_credit.wrappers.collector import group_seed
+
+        seeds = [group_seed(self.cfg.seed + seed_offset, j) for j in range(int(groups))]
+        gen = torch.Generator(device=self.device)
+        gen.manual_seed(group_seed(self.cfg.seed, seed_offset))
+        self.policy.generator = gen
+        self.policy.reset()
+        self.model.eval()
+        with self._autocast():
+            batch = self.collector.collect(self.policy, tasks=len(seeds), seeds=seeds)
+        st = batch_stats(batch, np.flatnonzero(batch.row_mask("drop")))
+        return {k: st[k] for k in ("success_rate", "mean_return", "invalid_rate", "mean_length")}
 
     def advantages(self, batch: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, adv)``: the batch rows used for the update (non-failed trajectories) and their
@@ -333,6 +417,8 @@ class Trainer:
                 bar = tqdm(total=total, initial=self.iteration, desc=f"train {self.cfg.estimator}")
             except ImportError:
                 bar = None
+        if self.iteration == 0 and self.cfg.format_warmup_steps:
+            self.warmup_losses = self.format_warmup()
         try:
             while self.iteration < total:
                 rec = self.step()

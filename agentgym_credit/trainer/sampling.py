@@ -267,7 +267,7 @@ class BatchedSampler:
         tokens = torch.full((b, m), self.pad_id, dtype=torch.long, device=dev)
         logps = torch.zeros((b, m), dtype=torch.float32, device=dev)
         done = torch.zeros(b, dtype=torch.bool, device=dev)
-        stop_at = torch.full((b,), m, dtype=torch.long, device=dev)
+        stop_at = torch.full((b,), m + 1, dtype=torch.long, device=dev)  # m + 1: no stop token yet
         stops = torch.tensor(self.stop_token_ids, dtype=torch.long, device=dev)
         steps = 0
         for t in range(m):
