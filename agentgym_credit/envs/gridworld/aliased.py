@@ -71,7 +71,7 @@ class AliasedGridEnv(TabularTextEnv):
         rng = np.random.default_rng([self.task_seed, i, 2])
         return generate_layout(rng, self.size, self.wall_density, self.n_traps, n_special=1)
 
-    def _build(self, task_index: int) -> tuple[TabularModel, str, list[bool]]:
+    def _build(self, task_index: int) -> tuple[TabularModel, str, list[bool], list]:
         lay = self.layout(task_index)
         rack, door = lay.special[0], lay.goal
         State = tuple[Cell, bool] | str
@@ -122,7 +122,7 @@ class AliasedGridEnv(TabularTextEnv):
         model, order = build_model((lay.start, False), actions, transition, key, observe, self.max_steps)
         r, c = rack
         goal = f"Take the key from the key rack at row {r + 1}, column {c + 1}, then open the door."
-        return model, goal, [s == _ESCAPED for s in order]
+        return model, goal, [s == _ESCAPED for s in order], order
 
 
 __all__ = ["AliasedGridEnv"]

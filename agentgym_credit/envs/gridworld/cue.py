@@ -72,7 +72,7 @@ class CueCorridorEnv(TabularTextEnv):
         a, b = (COLORS[int(k)] for k in rng.choice(len(COLORS), size=2, replace=False))
         return a, b, ("north", "south")[int(rng.integers(2))]
 
-    def _build(self, task_index: int) -> tuple[TabularModel, str, list[bool]]:
+    def _build(self, task_index: int) -> tuple[TabularModel, str, list[bool], list]:
         first, second, door_first = self.cues(task_index)
         door = {first: door_first, second: "south" if door_first == "north" else "north"}
         n = self.length
@@ -131,7 +131,7 @@ class CueCorridorEnv(TabularTextEnv):
             return f"You are in the corridor, {steps} from the light. Exits: {exits}."
 
         model, order = build_model(_START, actions, transition, key, observe, self.max_steps)
-        return model, f"Reach the exit. {rule}", [s == _WON for s in order]
+        return model, f"Reach the exit. {rule}", [s == _WON for s in order], order
 
 
 __all__ = ["CueCorridorEnv", "COLORS"]

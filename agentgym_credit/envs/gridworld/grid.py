@@ -96,7 +96,7 @@ class GridWorldEnv(TabularTextEnv):
         i = self.task_index(task)
         return generate_layout(np.random.default_rng([self.task_seed, i, 1]), self.size, self.wall_density, self.n_traps)
 
-    def _build(self, task_index: int) -> tuple[TabularModel, str, list[bool]]:
+    def _build(self, task_index: int) -> tuple[TabularModel, str, list[bool], list]:
         lay = self.layout(task_index)
         terminal = lay.traps | {lay.goal}
 
@@ -125,7 +125,7 @@ class GridWorldEnv(TabularTextEnv):
         model, order = build_model(lay.start, actions, transition, lambda cell: f"pos={cell[0]},{cell[1]}",
                                    observe, self.max_steps)
         gr, gc = lay.goal
-        return model, f"Reach the goal at row {gr + 1}, column {gc + 1}.", [cell == lay.goal for cell in order]
+        return model, f"Reach the goal at row {gr + 1}, column {gc + 1}.", [cell == lay.goal for cell in order], order
 
 
 __all__ = ["GridWorldEnv", "grid_text"]

@@ -63,6 +63,23 @@ class HouseholdTask:
         return f"put {article} {noun} in {self.receptacles[self.target_receptacle]}."
 
 
+def state_facts(task: HouseholdTask, state: tuple) -> list[str]:
+    """The facts of a state ``(location, open bitmask, object places, goal flag)`` (any order)."""
+    loc, opened, where, flag = state
+    recs = task.receptacles
+    facts = [f"at {recs[loc] if loc >= 0 else 'middle of room'}"]
+    facts += [f"open {recs[j]}" for j in range(len(recs)) if opened >> j & 1]
+    facts += [f"holding {o}" if w == -1 else f"in {o} {recs[w]}" for o, w in zip(task.objects, where)]
+    if flag:
+        facts.append(f"{task.flag} {task.objects[task.target_object]}")
+    return facts
+
+
+def fact_key(facts: list[str]) -> str:
+    """Canonical ``state_key`` of a fact set: sorted, ``"; "``-joined (independent of fact order)."""
+    return "; ".join(sorted(facts))
+
+
 def _listing(items: list[str]) -> str:
     """ALFWorld's enumeration: ``a mug 1``, ``a mug 1, and a apple 1``, ``nothing``."""
     if not items:
@@ -77,7 +94,9 @@ class HouseholdEnv(TabularTextEnv):
     Parameters: ``n_receptacles`` (>= 3, including a sinkbasin / fridge when the goal needs one),
     ``n_objects`` (>= 1; the goal object plus distractors), ``task_types`` (subset of
     :data:`TASK_TYPES`), ``max_steps``, ``n_tasks`` generated from ``task_seed``; ``goal_reward`` when the
-    goal holds (terminal), ``-step_cost`` per other step. ``"put mug 1 in shelf 1"`` and ``"put mug 1
+    goal holds (terminal), ``-step_cost`` per other step. The number of states grows like
+    ``(n_receptacles + 1) * 2**openable * (n_receptacles + 1)**n_objects``; a task with more than
+    ``max_states`` reachable states raises ``ValueError`` at its first reset. ``"put mug 1 in shelf 1"`` and ``"put mug 1
     on shelf 1"`` are accepted for ALFWorld's ``"put mug 1 in/on shelf 1"``.
 
     >>> env = HouseholdEnv(n_tasks=3)
@@ -97,6 +116,7 @@ class HouseholdEnv(TabularTextEnv):
         n_tasks: int = 50,
         goal_reward: float = 1.0,
         step_cost: float = 0.0,
+        max_states: int = 20_000,
         task_seed: int = 0,
         render_mode: str | None = None,
         invalid_action_reward: float = 0.0,
@@ -114,12 +134,13 @@ class HouseholdEnv(TabularTextEnv):
         self.n_receptacles = int(n_receptacles)
         self.n_objects = int(n_objects)
         self.task_types = types
+        self.max_states = int(max_states)
 
     def _task_prefix(self) -> str:
         return "household"
 
     def _params(self) -> tuple:
-        return (self.n_receptacles, self.n_objects, self.task_types)
+        return (self.n_receptacles, self.n_objects, self.task_types, self.max_states)
 
     def task(self, task: int | str) -> HouseholdTask:
         """The generated task (receptacles, objects, goal) of a task index or id."""
@@ -161,9 +182,9 @@ class HouseholdEnv(TabularTextEnv):
         m = _PUT.match(text)
         return f"put {m.group(1)} in/on {m.group(2)}" if m else text
 
-    def _build(self, task_index: int) -> tuple[TabularModel, str, list[bool]]:
+    def _build(self, task_index: int) -> tuple[TabularModel, str, list[bool], list]:
         tk = self.task(task_index)
-        recs, objs, nr = tk.receptacles, tk.objects, len(tk.receptacles)
+        recs, objs = tk.receptacles, tk.objects
         rec_index = {r: j for j, r in enumerate(recs)}
         obj_index = {o: j for j, o in enumerate(objs)}
         step_r = 0.0 - self.step_cost
@@ -227,13 +248,7 @@ class HouseholdEnv(TabularTextEnv):
             return [(1.0, ns, step_r, False)]
 
         def key(s) -> str:
-            loc, opened, where, flag = s
-            facts = [f"at {recs[loc] if loc >= 0 else 'middle of room'}"]
-            facts += [f"open {recs[j]}" for j in range(nr) if opened >> j & 1]
-            facts += [f"holding {o}" if w == -1 else f"in {o} {recs[w]}" for o, w in zip(objs, where)]
-            if flag:
-                facts.append(f"{tk.flag} {objs[tk.target_object]}")
-            return "; ".join(sorted(facts))
+            return fact_key(state_facts(tk, s))
 
         def observe(s) -> str:
             loc, opened, where, _ = s
@@ -256,8 +271,20 @@ class HouseholdEnv(TabularTextEnv):
                 text += " You have completed the task. You won!"
             return text
 
-        model, order = build_model(start, actions, transition, key, observe, self.max_steps)
-        return model, tk.goal, [done(s) for s in order]
+        model, order = build_model(start, actions, transition, key, observe, self.max_steps,
+                                   max_states=self.max_states)
+        return model, tk.goal, [done(s) for s in order], order
+
+    def equivalent_state_keys(self, rng: np.random.Generator, n: int) -> list[str]:
+        """``state_key`` of ``n`` renderings of the current state with its facts in shuffled order.
+
+        The contract checker's surface-noise hook: all must equal ``info["state_key"]``.
+        """
+        c = self._task
+        if c is None:
+            raise AttributeError("equivalent_state_keys is defined after reset()")
+        facts = state_facts(self.task(c.task_id), c.states[self._s])
+        return [fact_key([facts[int(i)] for i in rng.permutation(len(facts))]) for _ in range(n)]
 
 
-__all__ = ["HouseholdEnv", "HouseholdTask", "TASK_TYPES"]
+__all__ = ["HouseholdEnv", "HouseholdTask", "TASK_TYPES", "state_facts", "fact_key"]

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -59,12 +60,14 @@ def build_model(
     observe: Callable[[Hashable], str],
     horizon: int | None,
     initial: Sequence[tuple[float, Hashable]] | None = None,
+    max_states: int | None = None,
 ) -> tuple[TabularModel, list[Hashable]]:
     """Enumerate every state reachable from ``start`` (or from ``initial``) into a ``TabularModel``.
 
     ``actions(s)`` is empty for terminal states. Outcomes that lead to the same next state are
     merged (probabilities summed) so ``P[s][a]`` lists each next state once. Returns the model and
-    the state objects in index order.
+    the state objects in index order. More than ``max_states`` reachable states is a ``ValueError``
+    (an exact model that large is not what the synthetic tasks are for).
     """
     starts = list(initial) if initial is not None else [(1.0, start)]
     index: dict[Hashable, int] = {}
@@ -88,6 +91,9 @@ def build_model(
                 if ns not in index:
                     index[ns] = len(order)
                     order.append(ns)
+                    if max_states is not None and len(order) > max_states:
+                        raise ValueError(f"more than max_states={max_states} reachable states; "
+                                         "make the task smaller")
                 j = index[ns]
                 if j in merged:
                     if merged[j][1] != r or merged[j][2] != term:
@@ -116,10 +122,12 @@ def build_model(
 class _Compiled:
     """A model flattened into the per-state tuples ``step`` reads (built once per task)."""
 
-    __slots__ = ("model", "action_index", "cum", "outs", "obs_key", "task_id", "goal", "won")
+    __slots__ = ("model", "action_index", "cum", "outs", "obs_key", "task_id", "goal", "won", "states")
 
-    def __init__(self, model: TabularModel, task_id: str, goal: str, won: Sequence[bool]):
+    def __init__(self, model: TabularModel, task_id: str, goal: str, won: Sequence[bool],
+                 states: Sequence[Hashable]):
         self.model = model
+        self.states = list(states)
         self.won = [bool(w) for w in won]
         if len(self.won) != model.n_states:
             raise ValueError("won needs one flag per state")
@@ -127,7 +135,7 @@ class _Compiled:
         self.goal = goal
         self.action_index = [{a: i for i, a in enumerate(acts)} for acts in model.actions]
         self.outs = [[tuple(o) for o in row] for row in model.P]
-        self.cum = [[np.cumsum([o[0] for o in outs]).tolist() for outs in row] for row in model.P]
+        self.cum = [[list(accumulate(o[0] for o in outs)) for outs in row] for row in model.P]
         assert model.observations is not None
         self.obs_key = [normalize_text(o) for o in model.observations]
 
@@ -184,8 +192,9 @@ class TabularTextEnv(CreditEnv):
         """Everything the generated tasks depend on (the model cache key)."""
         raise NotImplementedError
 
-    def _build(self, task_index: int) -> tuple[TabularModel, str, list[bool]]:
-        """Generate task ``task_index`` (deterministically): ``(model, goal text, won flag per state)``."""
+    def _build(self, task_index: int) -> tuple[TabularModel, str, list[bool], list[Hashable]]:
+        """Generate task ``task_index`` (deterministically): ``(model, goal text, won flag per state,
+        state objects in index order)``."""
         raise NotImplementedError
 
     # -- tasks ----------------------------------------------------------------------------------
@@ -216,8 +225,8 @@ class TabularTextEnv(CreditEnv):
               self.step_cost, self.task_seed, i)
         c = _CACHE.get(ck)
         if c is None:
-            model, goal, won = self._build(i)
-            c = _Compiled(model, f"{self._task_prefix()}-{i}", goal, won)
+            model, goal, won, states = self._build(i)
+            c = _Compiled(model, f"{self._task_prefix()}-{i}", goal, won, states)
             _CACHE[ck] = c
             while len(_CACHE) > _CACHE_SIZE:
                 _CACHE.popitem(last=False)
