@@ -218,3 +218,11 @@ def test_env_on_original_files_loader():
     env = WebShopEnv(catalog=cat, split="test", cache_dir=False)
     assert env.num_tasks == 8
     assert all(run_expert_episode(env, k)[1]["won"] for k in range(env.num_tasks))
+
+
+def test_search_without_hits_shows_an_empty_results_page(env):
+    env.reset(seed=0, options={"task": 0})
+    obs, r, term, trunc, info = env.step("search[the of and zzqxv]")  # stop words and an unknown word
+    assert info["action_valid"] and "Page 1 (Total results: 0)" in obs
+    assert info["admissible_actions"] == ["click[back to search]"]
+    assert "|q=|p=1|" in info["state_key"]
