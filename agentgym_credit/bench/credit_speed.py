@@ -12,7 +12,10 @@ What lives here:
 - :func:`time_call`: best-of-n wall time of one call;
 - :func:`main`: the benchmark (``main(argv=None)``).
 
-The process pins itself to one CPU (``os.sched_setaffinity``) where the OS allows it. Times exclude
+Everything runs in one single-threaded process (these numpy operations use no threads); ``--pin``
+also pins it to one CPU. The load average before and after the run is written down: on a shared
+machine, other processes slow every number. All vectorized timings run before any reference run, so
+the references' Python-object churn does not disturb them. Times exclude
 building the :class:`StepArrays` (validation + trajectory layout, done once per batch and shared by
 all estimators); that cost is reported in its own table, for rows in trajectory order and shuffled.
 """
@@ -133,12 +136,14 @@ def main(argv: list[str] | None = None) -> int:
                    help="run the plain-Python reference only up to this many steps")
     p.add_argument("--estimators", nargs="+", default=list(ESTIMATORS), choices=list(ESTIMATORS))
     p.add_argument("--repeat", type=int, default=3, help="vectorized timing: best of this many calls")
+    p.add_argument("--pin", action="store_true", help="pin the process to one CPU (os.sched_setaffinity)")
     p.add_argument("--out", default="benchmarks/credit_speed.md")
     p.add_argument("--root", default=str(Path(__file__).resolve().parents[2]),
                    help="repository root holding tests/reference_estimators.py")
     args = p.parse_args(argv)
     command = "python -m agentgym_credit.bench.credit_speed " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
-    pinned = _pin_one_core()
+    pinned = _pin_one_core() if args.pin else "not pinned (single-threaded)"
+    load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
     refs = _load_references(Path(args.root))
     try:
         from tqdm import tqdm
@@ -146,33 +151,42 @@ def main(argv: list[str] | None = None) -> int:
         def tqdm(it, **_):
             return it
 
-    rows, build, structure = [], [], []
+    build, structure = [], []
+    vec_times: dict[tuple[str, int], float] = {}
+    ref_times: dict[tuple[str, int], float | None] = {}
     jobs = [(n, name) for n in args.sizes for name in args.estimators]
     batches: dict[int, StepArrays] = {}
-    for n, name in tqdm(jobs, desc="credit_speed", unit="run"):
+
+    def batch(n: int) -> StepArrays:
         if n not in batches:
             batches.clear()
-            steps = synthetic_steps(n)
+            batches[n] = synthetic_steps(n)
+        return batches[n]
+
+    for n, name in tqdm(jobs, desc="credit_speed (vectorized)", unit="run"):
+        steps = batch(n)
+        if not any(b[0] == n for b in build):
             cols = {k: getattr(steps, k) for k in ("group_id", "traj_id", "t", "reward", "done", "state_key",
                                                     "obs_key", "history_keys", "valid", "value")}
             perm = np.random.default_rng(1).permutation(n)
             shuffled = {k: v[perm] for k, v in cols.items()}
-            t_build_sorted = time_call(lambda c=cols: StepArrays(**c), args.repeat)
-            t_build_shuffled = time_call(lambda c=shuffled: StepArrays(**c), args.repeat)
-            build.append((n, t_build_sorted, t_build_shuffled))
+            build.append((n, time_call(lambda c=cols: StepArrays(**c), args.repeat),
+                          time_call(lambda c=shuffled: StepArrays(**c), args.repeat)))
             gs = group_stats(steps)
             structure.append((n, gs.n_trajectories, gs.n_groups, gs.levels["state_key"].frac_non_singleton,
                               gs.levels["history_4"].frac_non_singleton, gs.aliasing_rate))
-            batches[n] = steps
-        steps = batches[n]
         fn, opts = ESTIMATORS[name], OPTIONS.get(name, {})
-        vec = time_call(lambda f=fn, o=opts, s=steps: f(s, **o), args.repeat)
-        ref = None
-        if refs is not None and n <= args.ref_max:
-            t0 = time.perf_counter()
-            refs[name](steps, **opts)
-            ref = time.perf_counter() - t0
-        rows.append((name, n, vec, ref))
+        vec_times[name, n] = time_call(lambda f=fn, o=opts, s=steps: f(s, **o), args.repeat)
+    ref_jobs = [(n, name) for n, name in jobs if refs is not None and n <= args.ref_max]
+    for n, name in tqdm(ref_jobs, desc="credit_speed (reference)", unit="run"):
+        steps = batch(n)
+        t0 = time.perf_counter()
+        refs[name](steps, **OPTIONS.get(name, {}))
+        ref_times[name, n] = time.perf_counter() - t0
+    load_after = os.getloadavg() if hasattr(os, "getloadavg") else None
+    rows = [(name, n, vec_times[name, n], ref_times.get((name, n))) for n, name in jobs]
+    load = ("unknown" if load_before is None else
+            f"{load_before[0]:.1f} before, {load_after[0]:.1f} after (1-minute load average, {os.cpu_count()} CPUs)")
 
     lines = [
         "# Credit estimators: speed, vectorized numpy vs plain-Python reference",
@@ -180,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         f"Command: `{command}`",
         "",
         f"Machine: {platform.platform()}, {platform.processor() or platform.machine()}, "
-        f"{os.cpu_count()} CPUs visible, {pinned}; Python {platform.python_version()}, numpy {np.__version__}.",
+        f"{os.cpu_count()} CPUs visible, {pinned}; Python {platform.python_version()}, numpy {np.__version__}. "
+        f"Machine load during the run: {load}.",
         "",
         "Batches from `synthetic_steps(n)`: groups of 8 trajectories, 15..45 steps each (mean ~30), each step "
         "with probability 0.4 one of 24 recurring states of its group (8 of them aliased in pairs by `obs_key`), history levels 0..4 (K=4). "

@@ -92,7 +92,7 @@ def rloo(steps: StepArrays, *, invalid_penalty: float = 0.0, propagate_penalty: 
     if g.num_groups:
         _, _, const = group_mean_std(v, g, ddof=0)
         m = g.members
-        c = g.code[m]
+        c = g.member_code
         total = np.bincount(c, weights=v[m], minlength=g.num_groups)
         a = v[m] - (total[c] - v[m]) / (g.size[c] - 1)
         a[const[c]] = 0.0

@@ -54,11 +54,12 @@ class PairGroups:
 
     ``code[i]``: group index of row i (0..G-1), or -1 (singleton or excluded). ``members``: row
     indices of all grouped rows, sorted by group; group g is ``members[starts[g]:starts[g] + size[g]]``.
-    ``n_included``: rows that were not masked out (singletons included).
+    ``member_code``: ``code[members]``. ``n_included``: rows not masked out (singletons included).
     """
 
     code: np.ndarray
     members: np.ndarray
+    member_code: np.ndarray
     starts: np.ndarray
     size: np.ndarray
     n_included: int
@@ -74,13 +75,15 @@ def pair_groups(a: np.ndarray, key: np.ndarray, mask: np.ndarray | None = None) 
     a = np.asarray(a, dtype=np.int64)
     key = np.asarray(key, dtype=np.uint64)
     n = len(a)
-    idx = np.arange(n) if mask is None else np.flatnonzero(mask)
-    n_included = int(len(idx))
+    if mask is not None and np.all(mask):
+        mask = None
+    idx = None if mask is None else np.flatnonzero(mask)
+    n_included = n if idx is None else int(len(idx))
     code = np.full(n, -1, dtype=np.int64)
     empty = np.zeros(0, dtype=np.int64)
     if n_included < 2:
-        return PairGroups(code, empty, empty, empty, n_included)
-    ai, ki = a[idx], key[idx]
+        return PairGroups(code, empty, empty, empty, empty, n_included)
+    ai, ki = (a, key) if idx is None else (a[idx], key[idx])
     h = mix64(ai, ki)
     # bucket pre-filter: a row alone in its bucket is alone in its group
     bits = int(n_included - 1).bit_length() + 2
@@ -88,7 +91,7 @@ def pair_groups(a: np.ndarray, key: np.ndarray, mask: np.ndarray | None = None) 
     cand = np.flatnonzero(np.bincount(bucket, minlength=1 << bits)[bucket] >= 2)
     m = len(cand)
     if m < 2:
-        return PairGroups(code, empty, empty, empty, n_included)
+        return PairGroups(code, empty, empty, empty, empty, n_included)
     # sort the candidates by h; the low bits of the sort key carry the candidate's position, so
     # a plain value sort (faster than argsort) also yields the permutation
     ib = int(m - 1).bit_length()
@@ -103,7 +106,7 @@ def pair_groups(a: np.ndarray, key: np.ndarray, mask: np.ndarray | None = None) 
     dup[:-1] |= eq
     sel = np.flatnonzero(dup)
     if len(sel) < 2:
-        return PairGroups(code, empty, empty, empty, n_included)
+        return PairGroups(code, empty, empty, empty, empty, n_included)
     rows = cand[pos[sel]]
     hsel = hs[sel]
     brk = np.r_[True, hsel[1:] != hsel[:-1]]
@@ -120,11 +123,12 @@ def pair_groups(a: np.ndarray, key: np.ndarray, mask: np.ndarray | None = None) 
     keep_run = run_size >= 2
     keep_row = keep_run[run]
     new_id = np.cumsum(keep_run) - 1
-    members = idx[rows[keep_row]]
-    code[members] = new_id[run[keep_row]]
+    members = rows[keep_row] if idx is None else idx[rows[keep_row]]
+    member_code = new_id[run[keep_row]]
+    code[members] = member_code
     size = run_size[keep_run]
     starts = np.r_[0, np.cumsum(size)[:-1]].astype(np.int64)
-    return PairGroups(code, members, starts, size, n_included)
+    return PairGroups(code, members, member_code, starts, size, n_included)
 
 
 def group_mean_std(x: np.ndarray, groups: PairGroups, ddof: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -138,7 +142,7 @@ def group_mean_std(x: np.ndarray, groups: PairGroups, ddof: int) -> tuple[np.nda
         z = np.zeros(0)
         return z, z, np.zeros(0, dtype=bool)
     m = groups.members
-    c = groups.code[m]
+    c = groups.member_code
     xm = x[m]
     mean = np.bincount(c, weights=xm, minlength=g) / groups.size
     dev = xm - mean[c]
@@ -159,7 +163,7 @@ def normalized_deviation(x: np.ndarray, groups: PairGroups, norm: str = "mean_st
         return out
     mean, sd, const = group_mean_std(x, groups, ddof=1 if std == "sample" else 0)
     m = groups.members
-    c = groups.code[m]
+    c = groups.member_code
     dev = x[m] - mean[c]
     if norm == "mean_std":
         dev = dev / (sd[c] + eps)

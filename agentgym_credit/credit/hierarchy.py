@@ -23,7 +23,7 @@ equal to its group mean counts as zero). Over the counting levels,
 w_k = (k+1)^alpha / sum (``weights="paper"``, default, as in the HGPO paper) or
 (k+2)^alpha / sum (``weights="reference"``, the public reference code's weights); alpha = 1 by
 default. A^H = sum_k w_k A_k, and 0 when no level counts. With K = 0 and
-``history_keys[:, 0] == state_key``, A^H is exactly GiGPO's step term.
+``history_keys[:, 0] == state_key``, A^H equals GiGPO's step term (up to ``zero_tol``).
 
 **hgpo_precision weights.** For row i let E be its levels with a group of size n_k >= 2, with group
 mean mu_k and sample variance s2_k; c = min E (coarsest) and f = max E (finest, least biased).
@@ -89,7 +89,7 @@ def levels_of(steps: StepArrays, ret: np.ndarray, levels: int, norm: str, std: s
             continue
         mu, sd_s, const = group_mean_std(ret, g, ddof=1)
         m = g.members
-        c = g.code[m]
+        c = g.member_code
         d = ret[m] - mu[c]
         d[const[c]] = 0.0
         if norm == "mean":
