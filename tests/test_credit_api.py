@@ -40,6 +40,8 @@ def _cols(**over):
     (dict(t=[1, 2, 0]), "missing or repeated"),
     (dict(group_id=[0, 1, 0]), "spread over groups"),
     (dict(history_keys=[1, 2, 3]), r"\[n, K\+1\]"),
+    (dict(history_keys=[[1, 2], [1], [1, 2]]), "ragged"),
+    (dict(reward=[[0.0], [1.0], [0.0]]), "1-D"),
     (dict(state_key=[1.5, 2.0, 1.0]), "integer"),
 ])
 def test_step_arrays_reject_bad_input(over, match):

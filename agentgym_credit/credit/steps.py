@@ -59,7 +59,10 @@ class StepArrays:
             if v is None:
                 arrays[f.name] = None
                 continue
-            a = np.asarray(v)
+            try:
+                a = np.asarray(v)
+            except ValueError as e:  # ragged nested lists
+                raise StepArraysError(f"{f.name} is ragged (rows of different lengths): {e}") from None
             if f.name == "history_keys":
                 a = _as_uint64(a, f.name)
                 if a.ndim != 2:
