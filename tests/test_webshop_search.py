@@ -1,0 +1,90 @@
+"""WebShop search: the analyzer, Lucene's BM25 (cross-checked with bm25s), top-k order, disk format."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from agentgym_credit.envs.webshop.search import BM25Index, analyze, cache_dir
+
+DOCS = [
+    "red running shoes for men",
+    "blue shoes shoes",
+    "red dress with pockets",
+    "green tea loose leaf",
+    "men's red t-shirt red",
+    "the and of",  # stop words only: an empty document
+]
+
+
+def test_analyzer_lowercases_drops_stop_words_and_s_stems():
+    assert analyze("The Men's SHOES, for a Party!") == ["men", "shoes", "party"]
+    # Lucene's EnglishMinimalStemmer: -ies -> -y, -es kept after i/a/o/e, -s dropped, -ss/-us kept
+    assert analyze("batteries toys glasses boxes shoes dress bus") == [
+        "battery", "toy", "glasse", "boxe", "shoes", "dress", "bus",
+    ]  # fmt: skip
+    assert analyze("8.5 inch, $12.99") == ["8.5", "inch", "12.99"]
+
+
+def test_bm25_matches_lucene_formula_by_hand():
+    idx = BM25Index.build(DOCS)
+    n, k1, b = len(DOCS), 0.9, 0.4
+    lens = [len(analyze(d)) for d in DOCS]
+    avg = sum(lens) / n
+    idf_red = math.log(1 + (n - 3 + 0.5) / (3 + 0.5))  # "red" is in 3 documents
+    tf = 2  # doc 4 has "red" twice
+    expected = idf_red * tf / (tf + k1 * (1 - b + b * lens[4] / avg))
+    assert idx.scores("red")[4] == pytest.approx(expected, rel=1e-6)
+    # a repeated query term counts twice, as in a Lucene boolean query
+    np.testing.assert_allclose(idx.scores("red red"), 2 * idx.scores("red"), rtol=1e-6)
+
+
+def test_bm25_equals_bm25s_lucene_scores():
+    bm25s = pytest.importorskip("bm25s")
+    from agentgym_credit.envs.webshop.catalog import generate_catalog
+    from agentgym_credit.envs.webshop.search import product_document
+
+    cat = generate_catalog(300, seed=4)
+    docs = [product_document(p) for p in cat.products]
+    ours = BM25Index.build(docs)
+    vocab: dict[str, int] = {}
+    ids = [[vocab.setdefault(t, len(vocab)) for t in analyze(d)] for d in docs]
+    ref = bm25s.BM25(k1=0.9, b=0.4, method="lucene")
+    ref.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
+    for g in cat.goals[:20]:
+        q = [t for t in analyze(g["instruction_text"]) if t in vocab]
+        np.testing.assert_allclose(
+            ours.scores(g["instruction_text"]), ref.get_scores(q), rtol=1e-5, atol=1e-6
+        )
+
+
+def test_search_top_k_order_and_ties():
+    idx = BM25Index.build(DOCS)
+    assert idx.search("red shoes", k=50) == [0, 1, 4, 2]  # positive scores only, best first
+    assert idx.search("red shoes", k=2) == [0, 1]
+    assert idx.search("the of and") == [] and idx.search("") == [] and idx.search("zzqxv") == []
+    twins = BM25Index.build(["alpha beta", "gamma", "alpha beta", "alpha beta"])
+    assert twins.search("alpha", k=2) == [0, 2]  # equal scores: catalog order, as Lucene's doc ids
+
+
+def test_save_load_roundtrip_and_version_check(tmp_path):
+    idx = BM25Index.build(DOCS, fingerprint="abc")
+    idx.save(tmp_path / "i.npz")
+    back = BM25Index.load(tmp_path / "i.npz")
+    assert back.fingerprint == "abc" and back.vocab == idx.vocab and (back.k1, back.b) == (0.9, 0.4)
+    np.testing.assert_array_equal(back.scores("red shoes"), idx.scores("red shoes"))
+    z = dict(np.load(tmp_path / "i.npz"))
+    z["meta"] = np.asarray('{"version": 999, "k1": 0.9, "b": 0.4, "fingerprint": "abc"}')
+    np.savez(tmp_path / "old.npz", **z)
+    with pytest.raises(ValueError, match="index format"):
+        BM25Index.load(tmp_path / "old.npz")
+
+
+def test_cache_dir_override_order(monkeypatch, tmp_path):
+    monkeypatch.setenv("AGENTGYM_CREDIT_WEBSHOP_CACHE", str(tmp_path / "env"))
+    assert cache_dir() == tmp_path / "env"
+    assert cache_dir(tmp_path / "arg") == tmp_path / "arg"
+    monkeypatch.delenv("AGENTGYM_CREDIT_WEBSHOP_CACHE")
+    assert cache_dir().parts[-3:] == (".cache", "agentgym_credit", "webshop")
