@@ -131,3 +131,15 @@ def test_bad_parameters():
         HouseholdEnv(n_receptacles=2)
     with pytest.raises(ValueError, match="n_objects"):
         HouseholdEnv(n_objects=0)
+
+
+def test_show_status_names_the_treated_object_and_partial_observability_remains():
+    hidden = HouseholdEnv(n_tasks=3, task_types=("pick_clean_then_place",))
+    shown = HouseholdEnv(n_tasks=3, task_types=("pick_clean_then_place",), show_status=True)
+    a, b = hidden.model_for(0), shown.model_for(0)
+    assert a.state_keys == b.state_keys
+    clean = [i for i, k in enumerate(a.state_keys) if "clean " in k]
+    assert all("(clean)" not in a.observations[i] for i in clean)
+    visible = [i for i in clean if "(clean)" in b.observations[i]]
+    assert visible and len(set(b.observations)) > len(set(a.observations))
+    assert len(set(b.observations)) < b.n_states  # other receptacles are still out of sight
