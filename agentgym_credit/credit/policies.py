@@ -4,13 +4,15 @@ What lives here:
 
 - :class:`BehaviourPolicy` — the protocol the oracle (:mod:`agentgym_credit.credit.oracle`) evaluates:
   ``window`` (0 = state-based), ``time_invariant``, ``probs(model, s, window, t)`` over
-  ``model.actions[s]``, and ``sample(model, s, window, t, rng)``;
+  ``model.actions[s]``, and ``sample(model, s, window, t, rng)``; a state-based policy may add
+  ``probs_table(model, t)`` (π over every (state, action) row at once) for a vectorized oracle;
 - :class:`UniformPolicy` — uniform over admissible actions;
 - :class:`NoisyOptimalPolicy` — softmax of Q*/temperature: near-random (large temperature) to
   near-optimal (small); ``temperature=0`` is greedy (uniform over ties);
 - :class:`RevisitAvoidingPolicy` — history-window policy that down-weights actions leading back to
   states seen in its window (as an LLM agent with recent history in its prompt tends to);
 - :class:`EpsilonMixture` — (1−ε)·policy + ε·uniform;
+- :func:`segment_softmax` — softmax within each state's rows of a flat (state, action) array;
 - :class:`CollectorPolicy` / :func:`as_collector_policy` — a batched ``policy(observations, infos)
   -> list[str]`` for :class:`~agentgym_credit.wrappers.GroupedRolloutCollector`.
 
@@ -31,7 +33,11 @@ from agentgym_credit.envs.gridworld.model import TabularModel
 
 @runtime_checkable
 class BehaviourPolicy(Protocol):
-    """What the oracle needs from a behaviour policy (see module docstring)."""
+    """What the oracle needs from a behaviour policy (see module docstring).
+
+    ``time_invariant=True`` promises that ``probs`` ignores ``t`` (the oracle then asks once per
+    augmented state instead of once per state and step).
+    """
 
     window: int
     time_invariant: bool
