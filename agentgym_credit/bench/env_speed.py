@@ -14,6 +14,7 @@ cost per step. Every task's model is built before timing (model build time is re
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -87,7 +88,15 @@ def run(env_ids: Sequence[str] = SYNTHETIC_IDS, n_steps: int = 50_000, repeats: 
     return rows
 
 
-def to_markdown(rows: list[dict[str, Any]], command: str, n_steps: int, repeats: int, depth: int) -> str:
+def _load() -> str:
+    try:
+        return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    except (AttributeError, OSError):  # not on every platform
+        return "unknown"
+
+
+def to_markdown(rows: list[dict[str, Any]], command: str, n_steps: int, repeats: int, depth: int,
+                load: str = "") -> str:
     table = markdown_table(
         ["env", "tasks", "states/task", "model build ms/task", "bare steps/s",
          f"HistoryFingerprint(K={depth}) steps/s", "ratio wrapped/bare", "wrapper µs/step"],
@@ -104,6 +113,8 @@ def to_markdown(rows: list[dict[str, Any]], command: str, n_steps: int, repeats:
         f"{n_steps:,} steps per run (resets included), median of {repeats} alternating bare/wrapped runs. "
         "Models of all tasks are built before timing (build time in its own column). "
         "Ratio = wrapped throughput / bare throughput in the same run; wrapper µs/step = 1/wrapped − 1/bare.",
+        f"System load average (1, 5, 15 min) before the run: {load or 'unknown'} — on a shared machine the "
+        "absolute numbers move with it; the ratios less so.",
         "",
         table,
         "",
@@ -121,11 +132,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.steps < 1 or args.repeats < 1:
         p.error("--steps and --repeats must be >= 1")
+    load = _load()
     rows = run(args.envs, args.steps, args.repeats, args.depth, show_progress=not args.no_progress)
     command = "python -m agentgym_credit.bench.env_speed" + (" " + " ".join(argv) if argv else "")
     if argv is None and len(sys.argv) > 1:
         command = "python -m agentgym_credit.bench.env_speed " + " ".join(sys.argv[1:])
-    md = to_markdown(rows, command, args.steps, args.repeats, args.depth)
+    md = to_markdown(rows, command, args.steps, args.repeats, args.depth, load)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(md)

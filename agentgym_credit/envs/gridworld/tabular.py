@@ -240,7 +240,8 @@ class TabularTextEnv(CreditEnv):
 
     @property
     def model(self) -> TabularModel:
-        """Exact model of the CURRENT task (set by ``reset``)."""
+        """Exact model of the CURRENT task (set by ``reset``; shared between envs with the same
+        parameters: treat it as read-only)."""
         if self._task is None:
             raise AttributeError("model is defined after reset(); or call model_for(task)")
         return self._task.model
