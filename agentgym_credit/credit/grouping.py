@@ -10,7 +10,7 @@ What lives here:
 How pairs are grouped (no Python loop per step or per group). A key is only comparable inside one
 group (``group_id``): equal ``state_key`` in two different groups are two different anchor groups.
 Each pair ``(a, key)`` is mixed to one uint64 ``h`` (splitmix64 finalizer). Rows whose ``h`` falls
-in a hash bucket (low bits of ``h``, about 4n buckets, counted with ``np.bincount``) holding only
+in a hash bucket (low bits of ``h``, about 2n buckets, counted with ``np.bincount``) holding only
 them are singletons for sure (equal pairs have equal ``h``) and are never sorted. The remaining m
 candidates are sorted by one value sort of ``h`` with its low ceil(log2 m) bits replaced by the
 candidate's position (a value sort is faster than ``argsort`` and still yields the permutation);
@@ -86,9 +86,10 @@ def pair_groups(a: np.ndarray, key: np.ndarray, mask: np.ndarray | None = None) 
     ai, ki = (a, key) if idx is None else (a[idx], key[idx])
     h = mix64(ai, ki)
     # bucket pre-filter: a row alone in its bucket is alone in its group
-    bits = int(n_included - 1).bit_length() + 2
+    bits = int(n_included - 1).bit_length() + 1
     bucket = (h & np.uint64((1 << bits) - 1)).astype(np.intp)
-    cand = np.flatnonzero(np.bincount(bucket, minlength=1 << bits)[bucket] >= 2)
+    shared_bucket = np.bincount(bucket, minlength=1 << bits) >= 2  # a bool table gathers cache-friendly
+    cand = np.flatnonzero(shared_bucket[bucket])
     m = len(cand)
     if m < 2:
         return PairGroups(code, empty, empty, empty, empty, n_included)

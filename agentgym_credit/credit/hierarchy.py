@@ -26,7 +26,7 @@ default. A^H = sum_k w_k A_k, and 0 when no level counts. With K = 0 and
 ``history_keys[:, 0] == state_key``, A^H equals GiGPO's step term (up to ``zero_tol``).
 
 **hgpo_precision weights.** For row i let E be its levels with a group of size n_k >= 2, with group
-mean mu_k and sample variance s2_k; c = min E (coarsest) and f = max E (finest, least biased).
+mean mu_k and sample variance s2_k (ddof=1; ``std`` only changes A_k); c = min E (coarsest) and f = max E (finest, least biased).
 
 - shrunk variance: v_k = ((n_k - 1) s2_k + nu * s2_c) / (n_k - 1 + nu), nu = ``prior_strength``
   (default 2): a small fine group borrows the coarse group's spread instead of trusting its own;
