@@ -255,7 +255,7 @@ class _Checker:
             if not strict:
                 if terminated or truncated:
                     return o, inf, True
-                key, info = inf["state_key"], inf
+                obs, key, info = o, inf["state_key"], inf
                 continue
             if inf["action_valid"]:
                 raise self.fail(f"bad action {_short(action)} at {where} was accepted (action_valid=True)")

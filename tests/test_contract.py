@@ -144,3 +144,22 @@ def test_surface_noise_hook_is_used():
 def test_a_plain_gymnasium_env_is_refused():
     with pytest.raises(ContractViolation, match="Text"):
         check_credit_env(gym.make("FrozenLake-v1"))
+
+
+class Unbounded(Line):
+    """Lists no admissible actions (an unbounded action set); may suggest valid ones."""
+
+    def _info(self, valid: bool = True) -> dict[str, Any]:
+        return {**super()._info(valid), "admissible_actions": None}
+
+
+def test_unbounded_action_set_uses_the_suggest_action_hook():
+    class Suggesting(Unbounded):
+        def suggest_action(self, rng):
+            return str(rng.choice(self.ACTIONS))
+
+    report = check_credit_env(Suggesting(), seed=0)
+    assert "step after episode end raises ResetNeeded" in report.checked
+    report = check_credit_env(Unbounded(), seed=0)  # no hook: the walk cannot be checked, and says so
+    assert any(s.startswith("random walk") for s in report.skipped)
+    assert "step after episode end raises ResetNeeded" not in report.checked
