@@ -9,12 +9,13 @@ What lives here:
 
 - :func:`synthetic_steps`: a batch shaped like agent RL data (groups of 8 trajectories of ~30 steps,
   ~40% of steps in a state already visited in their group, history levels 0..K);
-- :func:`time_call`: best-of-n wall time of one call;
+- :func:`time_call`: best-of-n wall time and process CPU time of one call;
 - :func:`main`: the benchmark (``main(argv=None)``).
 
 Everything runs in one single-threaded process (these numpy operations use no threads); ``--pin``
 also pins it to one CPU. The load average before and after the run is written down: on a shared
-machine, other processes slow every number. All vectorized timings run before any reference run, so
+machine, other processes slow every wall-clock number, so the process CPU time
+(``time.process_time``, what this process itself spent) is reported next to it. All vectorized timings run before any reference run, so
 the references' Python-object churn does not disturb them. Times exclude
 building the :class:`StepArrays` (validation + trajectory layout, done once per batch and shared by
 all estimators); that cost is reported in its own table, for rows in trajectory order and shuffled.
@@ -91,14 +92,15 @@ def synthetic_steps(n: int, *, group_size: int = 8, mean_length: int = 30, revis
     return StepArrays(**cols)
 
 
-def time_call(fn: Callable[[], object], repeat: int) -> float:
-    """Best wall time of ``repeat`` calls, seconds."""
-    best = float("inf")
+def time_call(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Best wall time and best process CPU time of ``repeat`` calls, seconds."""
+    wall = cpu = float("inf")
     for _ in range(max(1, repeat)):
-        t0 = time.perf_counter()
+        w0, c0 = time.perf_counter(), time.process_time()
         fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+        wall = min(wall, time.perf_counter() - w0)
+        cpu = min(cpu, time.process_time() - c0)
+    return wall, cpu
 
 
 def _load_references(root: Path):
@@ -152,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
             return it
 
     build, structure = [], []
-    vec_times: dict[tuple[str, int], float] = {}
-    ref_times: dict[tuple[str, int], float | None] = {}
+    vec_times: dict[tuple[str, int], tuple[float, float]] = {}
+    ref_times: dict[tuple[str, int], tuple[float, float]] = {}
     jobs = [(n, name) for n in args.sizes for name in args.estimators]
     batches: dict[int, StepArrays] = {}
 
@@ -170,8 +172,8 @@ def main(argv: list[str] | None = None) -> int:
                                                     "obs_key", "history_keys", "valid", "value")}
             perm = np.random.default_rng(1).permutation(n)
             shuffled = {k: v[perm] for k, v in cols.items()}
-            build.append((n, time_call(lambda c=cols: StepArrays(**c), args.repeat),
-                          time_call(lambda c=shuffled: StepArrays(**c), args.repeat)))
+            build.append((n, time_call(lambda c=cols: StepArrays(**c), args.repeat)[0],
+                          time_call(lambda c=shuffled: StepArrays(**c), args.repeat)[0]))
             gs = group_stats(steps)
             structure.append((n, gs.n_trajectories, gs.n_groups, gs.levels["state_key"].frac_non_singleton,
                               gs.levels["history_4"].frac_non_singleton, gs.aliasing_rate))
@@ -180,9 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     ref_jobs = [(n, name) for n, name in jobs if refs is not None and n <= args.ref_max]
     for n, name in tqdm(ref_jobs, desc="credit_speed (reference)", unit="run"):
         steps = batch(n)
-        t0 = time.perf_counter()
-        refs[name](steps, **OPTIONS.get(name, {}))
-        ref_times[name, n] = time.perf_counter() - t0
+        opts = OPTIONS.get(name, {})
+        ref_times[name, n] = time_call(lambda f=refs[name], s=steps, o=opts: f(s, **o), 1)
     load_after = os.getloadavg() if hasattr(os, "getloadavg") else None
     rows = [(name, n, vec_times[name, n], ref_times.get((name, n))) for n, name in jobs]
     load = ("unknown" if load_before is None else
@@ -205,12 +206,15 @@ def main(argv: list[str] | None = None) -> int:
         + (f", only up to {args.ref_max:,} steps (— = not run; nothing is extrapolated)" if refs is not None else "")
         + ". Times exclude building the `StepArrays` (table below).",
         "",
-        "| estimator | steps | vectorized | reference | reference / vectorized |",
-        "|---|---:|---:|---:|---:|",
+        "| estimator | steps | vectorized wall | vectorized CPU | reference wall | reference CPU | "
+        "reference / vectorized (CPU) | (wall) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, n, vec, ref in rows:
-        ratio = f"{ref / vec:.0f}×" if ref is not None else "—"
-        lines.append(f"| {name} | {n:,} | {_fmt(vec)} | {_fmt(ref)} | {ratio} |")
+        r_cpu = f"{ref[1] / vec[1]:.0f}×" if ref is not None and vec[1] > 0 else "—"
+        r_wall = f"{ref[0] / vec[0]:.0f}×" if ref is not None else "—"
+        lines.append(f"| {name} | {n:,} | {_fmt(vec[0])} | {_fmt(vec[1])} | {_fmt(ref and ref[0])} | "
+                     f"{_fmt(ref and ref[1])} | {r_cpu} | {r_wall} |")
     lines += ["", "Batch structure (from `group_stats`):", "",
               "| steps | trajectories | groups | steps in non-singleton state groups | "
               "same at history level 4 | aliasing rate (obs_key) |", "|---:|---:|---:|---:|---:|---:|"]
