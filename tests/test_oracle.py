@@ -313,3 +313,37 @@ def test_frozenlake_via_from_gym_P():
     np.testing.assert_allclose(uni.V[0], _reference_values(P, 16, 4, g, pi=[0.25] * 4), atol=1e-9)
     assert opt.value(0) > uni.value(0) > 0
     assert opt.advantage(0, int(np.argmax(opt.q_values(0)))) == pytest.approx(0.0)
+
+
+def _reference_q(model, policy, gamma, s, w, t, a, memo):
+    """Plain recursive Q on (state, window, t) for a finite horizon (the specification, no arrays)."""
+    total = 0.0
+    for p, ns, r, term in model.P[s][a]:
+        total += p * r
+        if not term and t + 1 < model.horizon:
+            total += p * gamma * _reference_v(model, policy, gamma, ns, push_window(w, s, a, policy.window), t + 1, memo)
+    return total
+
+
+def _reference_v(model, policy, gamma, s, w, t, memo):
+    key = (s, w, t)
+    if key not in memo:
+        pi = policy.probs(model, s, w, t)
+        memo[key] = sum(pi[a] * _reference_q(model, policy, gamma, s, w, t, a, memo) for a in range(len(pi)))
+    return memo[key]
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_vectorized_values_equal_a_plain_recursive_reference(seed):
+    model, g = random_world(seed, n=4, horizon=4, p_end=0.2), 0.8
+    pol = EpsilonMixture(RevisitAvoidingPolicy(window=2, factor=0.05), 0.1)
+    vals = evaluate_policy(model, pol, g)
+    memo: dict = {}
+    checked = 0
+    for s, w in vals.augmented_states:
+        for t in range(len(w), model.horizon):  # a window of length k exists from t = k on
+            for a in range(len(model.actions[s])):
+                ref = _reference_q(model, pol, g, s, w, t, a, memo)
+                assert vals.q(s, a, t=t, window=w) == pytest.approx(ref, abs=1e-12)
+                checked += 1
+    assert checked > 50
