@@ -71,9 +71,37 @@ def is_state_free(text: str) -> bool:
 
 
 @functools.lru_cache(maxsize=16)
-def parse_logic(domain: str, grammar: str) -> _pddl_logic.GameLogic:
-    """``GameLogic`` parsed once per ``(domain, grammar)`` text (its type set only ever grows the same way)."""
+def _parse_logic_text(domain: str, grammar: str) -> _pddl_logic.GameLogic:
     return _pddl_logic.GameLogic(domain=domain, grammar=grammar)
+
+
+_TASK_PLACEHOLDER = "Your task is to: UNKNOWN GOAL."
+
+
+@functools.lru_cache(maxsize=1024)
+def parse_logic(domain: str, grammar: str) -> _pddl_logic.GameLogic:
+    """``GameLogic`` of a game, parsing each distinct grammar text once per process.
+
+    Games on the installed grammar differ only in their ``task`` sentence: their logic is the installed
+    one (parsed once) with the ``task`` rule's right-hand side parsed from the game's sentence, which is
+    what a full parse of the game's grammar gives (checked by the differential test). Any other grammar
+    is parsed in full.
+    """
+    from agentgym_credit.envs.alfworld.engine import installed_logic, task_sentence
+
+    inst_domain, inst_grammar = installed_logic()
+    head, _, tail = inst_grammar.partition(_TASK_PLACEHOLDER)
+    if domain != inst_domain or not (grammar.startswith(head) and grammar.endswith(tail)):
+        return _parse_logic_text(domain, grammar)
+    base = _parse_logic_text(inst_domain, inst_grammar)
+    (task_rule,) = base.grammar._rules["task"]
+    logic = _pddl_logic.GameLogic.__new__(_pddl_logic.GameLogic)
+    logic.domain, logic.actions, logic.types = base.domain, base.actions, base.types
+    logic.grammar = type(base.grammar)()
+    logic.grammar._rules.update(base.grammar._rules)
+    rhs = list(parse_symbols(task_sentence(grammar)))
+    logic.grammar._rules["task"] = [type(task_rule)("task", rhs, task_rule.weight, task_rule.condition)]
+    return logic
 
 
 @functools.lru_cache(maxsize=64)
@@ -176,7 +204,7 @@ class FastPddlState(_pddl_logic.PddlState):
         self.downward_lib = downward_lib
         self.pddl_problem = pddl_problem
         self.task, self.sas = translate(logic.domain, pddl_problem, False)
-        _, self.sas_replan = translate(logic.domain, pddl_problem, True)
+        self._replan_loaded = False  # the planner's SAS is translated on the first replan
         self._actions = {a.name: a for a in self.task.actions}
         for type_ in self.task.types:
             try:
@@ -184,7 +212,6 @@ class FastPddlState(_pddl_logic.PddlState):
             except ValueError:
                 pass
         self.downward_lib.load_sas(self.sas.encode("utf-8"))
-        self.downward_lib.load_sas_replan(self.sas_replan.encode("utf-8"))
         self.name2type = {o.name: o.type_name for o in self.task.objects}
         self.add_facts(_initial_facts(self.task, self.name2type))
         size = self.downward_lib.get_state_size()
@@ -192,6 +219,18 @@ class FastPddlState(_pddl_logic.PddlState):
         self.downward_lib.get_state(atoms)
         facts = [atom.get_fact(self.name2type) for atom in atoms]
         self.add_facts([f for f in facts if not f.is_negation])
+
+
+    @property
+    def sas_replan(self) -> str:
+        """The optimized SAS task the planner uses (translated on first use)."""
+        return translate(self._logic.domain, self.pddl_problem, True)[1]
+
+    def replan(self, infos: Any) -> list[str]:
+        if not self._replan_loaded:
+            self.downward_lib.load_sas_replan(self.sas_replan.encode("utf-8"))
+            self._replan_loaded = True
+        return super().replan(infos)
 
 
 def _initial_facts(task: Any, name2type: dict[str, str]) -> list[Proposition]:

@@ -9,8 +9,8 @@ What lives here:
 - :func:`generate_problem` — one PDDL problem text for a task type from a seed (deterministic: the same
   seed gives the same text in every process), with the task sentence and the task parameters.
 - :func:`generate_game` — the same as a playable game dict (installed domain and grammar, the problem,
-  ``solvable``), after the engine's own planner (Fast Downward) found a plan and that plan, played on the
-  engine, won; otherwise the next sub-seed is tried.
+  ``solvable``), after the oracle expert's commands, played on the engine, won it (a proof of
+  solvability); otherwise the next sub-seed is tried.
 - :func:`combo_is_held_out` — the held-out (task type, object, receptacle) combinations of the
   ``eval_out`` split.
 
@@ -331,21 +331,25 @@ def problem_to_game(p: GeneratedProblem) -> dict[str, Any]:
     }
 
 
-def check_solvable(game: dict[str, Any], engine: Any = None) -> list[str] | None:
-    """The engine planner's plan if playing it on the engine wins the game, else ``None``."""
-    from agentgym_credit.envs.alfworld.engine import expert_plan, make_engine
+def check_solvable(game: dict[str, Any], engine: Any = None, max_steps: int = 60) -> list[str] | None:
+    """The oracle expert's winning command list when played on the engine, else ``None``.
 
-    engine = engine or make_engine(fast=True, facts=False)
-    try:
-        engine.load(game)
-        state = engine.reset()
-        plan = expert_plan(engine)
-        for cmd in plan:
-            if cmd not in state["admissible_commands"]:
-                return None
-            state, _, _ = engine.step(cmd)
-    except (KeyError, ValueError, RuntimeError):
-        return None
+    Every command must be admissible when played, so a returned list is a proof that the game can be won.
+    """
+    from agentgym_credit.envs.alfworld.engine import make_engine
+    from agentgym_credit.envs.alfworld.expert import oracle_action, task_spec
+
+    engine = engine or make_engine(fast=True, facts=True)
+    spec = task_spec(game["task_type"], game["pddl_problem"])
+    engine.load(game)
+    state = engine.reset()
+    plan: list[str] = []
+    while not state["won"] and len(plan) < max_steps:
+        cmd = oracle_action(spec, state["facts"])
+        if cmd is None or cmd not in state["admissible_commands"]:
+            return None
+        plan.append(cmd)
+        state, _, _ = engine.step(cmd)
     return plan if state["won"] and plan else None
 
 
@@ -353,8 +357,8 @@ def check_solvable(game: dict[str, Any], engine: Any = None) -> list[str] | None
 def generate_game(task_type: str, seed: int, held_out: bool | None = None) -> tuple[dict[str, Any], tuple[str, ...]]:
     """A solvable game for ``task_type`` from ``seed``, and the planner's winning plan.
 
-    Sub-seeds ``seed, seed + 1_000_003, ...`` are tried until the engine's planner finds a plan that wins
-    when played (in practice the first one). Memoized per process; do not mutate the returned dict.
+    Sub-seeds ``seed, seed + 1_000_003, ...`` are tried until the oracle expert wins the game on the
+    engine (in practice the first one). Memoized per process; do not mutate the returned dict.
     """
     for attempt in range(20):
         problem = generate_problem(task_type, int(seed) + attempt * 1_000_003, held_out)

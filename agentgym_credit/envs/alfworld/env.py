@@ -1,0 +1,291 @@
+"""``credit/ALFWorld-v0``: the real ALFWorld text engine with real or generated games, offline.
+
+What lives here:
+
+- :class:`ALFWorldEnv` — the env (see its docstring for the contract);
+- :data:`STATIC_PREDICATES`, :data:`BOOKKEEPING_PREDICATES` — the fact kinds left out of ``state_key``;
+- :func:`canonical_facts` — the sorted fact strings ``state_key`` is built from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentgym_credit.envs.alfworld.engine import expert_plan, make_engine, require_engine, task_sentence
+from agentgym_credit.envs.alfworld.expert import oracle_action, task_spec
+from agentgym_credit.envs.alfworld.games import (
+    SPLITS,
+    GameRef,
+    GeneratedGames,
+    dev_data_dir,
+    find_real_games,
+    real_split_dir,
+)
+from agentgym_credit.envs.alfworld.generator import TASK_TYPES
+from agentgym_credit.envs.base import CreditEnv
+
+STATIC_PREDICATES = frozenset({
+    "receptacletype", "objecttype", "cancontain", "receptacleatlocation", "openable", "pickupable",
+    "cleanable", "heatable", "coolable", "sliceable", "toggleable", "isreceptacleobject", "moveable",
+})
+"""Facts no action changes: hashed once per game into ``state_key`` (as a digest), not listed per step."""
+
+BOOKKEEPING_PREDICATES = frozenset({"checked", "examined"})
+"""Facts the engine records (``look``/``examine`` mark things ``checked``) that no precondition, goal or
+text depends on: left out of ``state_key`` so looking around does not split a state."""
+
+
+def _fact_str(fact: Any) -> str:
+    return f"{fact.name}({', '.join(v.name.strip() for v in fact.arguments)})"
+
+
+def canonical_facts(facts: Sequence[Any]) -> tuple[list[str], list[str]]:
+    """``(dynamic, static)`` fact strings, each sorted: ``inreceptacle(mug 1, cabinet 2)``."""
+    dynamic, static = [], []
+    for f in facts:
+        if f.name in BOOKKEEPING_PREDICATES:
+            continue
+        (static if f.name in STATIC_PREDICATES else dynamic).append(_fact_str(f))
+    return sorted(dynamic), sorted(static)
+
+
+def _env_data_dir(required: bool) -> str | None:
+    """``$ALFWORLD_DATA`` if it holds games. (Importing ``alfworld`` sets it to an empty cache folder,
+    so an unset or empty folder means "no data" unless ``source='data'`` asked for it.)"""
+    path = os.environ.get("ALFWORLD_DATA")
+    if not path:
+        return None
+    if required:
+        return path
+    root = Path(path).expanduser()
+    return path if root.is_dir() and next(root.rglob("game.tw-pddl"), None) is not None else None
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+class ALFWorldEnv(CreditEnv):
+    """ALFWorld on the real engine (TextWorld PDDL back end + Fast Downward), no download needed.
+
+    Games (``source``):
+
+    - ``"generated"`` (default when no data folder is given): built-in generator, all six task types,
+      every game checked solvable by the engine's planner;
+    - ``"data"``: a folder of real ALFWorld games (``data_dir`` or ``$ALFWORLD_DATA``), official layout;
+      old ``json_2.1.1`` files are upgraded on load (installed domain + grammar, the game's own task);
+    - ``"dev"``: ``../shared/data/alfworld/dev`` of a source checkout (tests and development).
+
+    ``split`` is ``"train"``, ``"eval_in"`` or ``"eval_out"`` (for a data folder: ALFWorld's ``train``,
+    ``valid_seen``, ``valid_unseen`` sub-folders; a folder without them is used whole).
+    ``reset(seed=s)`` draws a game with the env's seeded RNG; ``options={"task": i or game_id}`` picks one.
+
+    Reward (GiGPO's convention by default): ``reward_success`` when the goal is reached (then
+    ``terminated``), ``reward_invalid`` for an inadmissible command (a no-op: the engine is not called,
+    the observation is ``"Nothing happens."``, ``info["action_valid"] = False``), minus ``step_cost`` on
+    every step. ``truncated`` after ``max_steps`` steps. Commands are matched after lower-casing and
+    collapsing white space.
+
+    ``info``: ``state_key`` (``"alfworld:" + digest`` of the sorted dynamic engine facts and of the game's
+    static facts; see :data:`STATIC_PREDICATES`, :data:`BOOKKEEPING_PREDICATES`), ``obs_key``,
+    ``admissible_actions`` (the engine's admissible commands, sorted), ``task_id`` (game id), ``won``,
+    ``action_valid``, ``task_type``, ``goal`` (the task sentence), ``step``, and ``expert_action`` when
+    ``expert=True``: the next command of the fact oracle (:mod:`~agentgym_credit.envs.alfworld.expert`),
+    or of the engine's own planner (Fast Downward) if the oracle's is not admissible; ``None`` once won.
+
+    ``fast=True`` runs :class:`~agentgym_credit.envs.alfworld.fast.FastPddlEnv` (identical transcripts,
+    many times faster); ``fast=False`` the stock ``textworld`` engine.
+
+    >>> env = ALFWorldEnv(task_types=["pick_and_place_simple"], expert=True)
+    >>> obs, info = env.reset(seed=0)
+    >>> obs.startswith("-= Welcome to TextWorld, ALFRED! =-")
+    True
+    >>> while not info["won"]:
+    ...     obs, reward, terminated, truncated, info = env.step(info["expert_action"])
+    >>> reward, terminated
+    (10.0, True)
+    """
+
+    def __init__(
+        self,
+        data_dir: str | os.PathLike | None = None,
+        source: str | None = None,
+        split: str | None = "train",
+        task_types: Sequence[str] | None = None,
+        reward_success: float = 10.0,
+        reward_invalid: float = -0.1,
+        step_cost: float = 0.0,
+        expert: bool = False,
+        max_steps: int = 50,
+        fast: bool = True,
+        num_games: int | None = None,
+        include_unsolvable: bool = False,
+        render_mode: str | None = None,
+    ):
+        require_engine()
+        super().__init__(render_mode=render_mode, invalid_action_reward=reward_invalid)
+        task_types = tuple(TASK_TYPES if task_types is None else task_types)
+        bad = [t for t in task_types if t not in TASK_TYPES]
+        if bad or not task_types:
+            raise ValueError(f"task_types must be a non-empty subset of {TASK_TYPES}, got {list(task_types)}")
+        if split is not None and split not in SPLITS:
+            raise ValueError(f"split must be one of {SPLITS} (or None for a whole data folder), got {split!r}")
+        if data_dir is None and source in (None, "data"):
+            data_dir = _env_data_dir(required=source == "data")
+        if source is None:
+            source = "data" if data_dir is not None else "generated"
+        if source == "dev":
+            dev = dev_data_dir()
+            if dev is None:
+                raise FileNotFoundError("source='dev' needs ../shared/data/alfworld/dev next to a source checkout")
+            data_dir, split = dev, None
+        if source in ("data", "dev"):
+            if data_dir is None:
+                raise ValueError("source='data' needs data_dir=... or the ALFWORLD_DATA environment variable")
+            folder = real_split_dir(data_dir, split)
+            self.games: Sequence[GameRef] = find_real_games(folder, task_types, include_unsolvable)
+            if num_games is not None:
+                self.games = self.games[: int(num_games)]
+            if not self.games:
+                raise FileNotFoundError(f"no playable ALFWorld game of types {list(task_types)} under {str(folder)!r}")
+        elif source == "generated":
+            self.games = GeneratedGames(split or "train", task_types, num_games)
+        else:
+            raise ValueError(f"source must be 'generated', 'data' or 'dev', got {source!r}")
+        if max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+        self.source, self.split, self.task_types = source, split, task_types
+        self.reward_success, self.reward_invalid = float(reward_success), float(reward_invalid)
+        self.step_cost, self.expert, self.max_steps, self.fast = float(step_cost), bool(expert), int(max_steps), bool(fast)
+        self._engine = make_engine(fast=self.fast, facts=True)
+        self._loaded: str | None = None
+        self._game: GameRef | None = None
+        self._state: Any = None
+        self._static_digest = ""
+        self._goal = ""
+        self._plan: list[str] = []
+        self._t = 0
+
+    # -- games ----------------------------------------------------------------------------------
+    def _pick(self, options: dict[str, Any]) -> GameRef:
+        task = options.get("task")
+        if task is None:
+            return self.games[int(self.np_random.integers(len(self.games)))]
+        if isinstance(task, (int,)) and not isinstance(task, bool):
+            if not 0 <= task < len(self.games):
+                raise ValueError(f"task index {task} out of range [0, {len(self.games)})")
+            return self.games[task]
+        if isinstance(task, str):
+            if isinstance(self.games, GeneratedGames):
+                for i in range(len(self.games)):  # generated ids embed the split; cheap to scan
+                    if self.games[i].game_id == task:
+                        return self.games[i]
+            else:
+                for g in self.games:
+                    if g.game_id == task:
+                        return g
+            raise ValueError(f"unknown task {task!r}")
+        raise TypeError(f"options['task'] must be an int index or a game id str, got {type(task).__name__}")
+
+    def _load(self, game: GameRef) -> None:
+        if self._loaded == game.game_id:
+            return
+        data = game.load()
+        self._engine.load(data)
+        self._loaded, self._game = game.game_id, game
+        sentence = task_sentence(data["grammar"])
+        self._goal = sentence.removeprefix("Your task is to: ").rstrip(".")
+        self._spec = task_spec(game.task_type, data["pddl_problem"])
+        self._static_digest = ""
+
+    # -- keys -----------------------------------------------------------------------------------
+    def state_facts(self) -> list[str]:
+        """The sorted dynamic fact strings of the current state (what ``state_key`` digests)."""
+        return canonical_facts(self._state["facts"])[0]
+
+    def _state_key(self, facts: Sequence[Any]) -> str:
+        dynamic, static = canonical_facts(facts)
+        if not self._static_digest:
+            self._static_digest = _digest("\n".join(static))
+        return "alfworld:" + _digest(self._static_digest + "\n" + "\n".join(dynamic))
+
+    def equivalent_state_keys(self, rng: Any, n: int) -> list[str]:
+        """``state_key`` of ``n`` shuffled orderings of the current facts (all must be equal)."""
+        facts = list(self._state["facts"])
+        out = []
+        for _ in range(n):
+            rng.shuffle(facts)
+            out.append(self._state_key(facts))
+        return out
+
+    def _info(self, valid: bool = True) -> dict[str, Any]:
+        st = self._state
+        won = bool(st["won"])
+        info: dict[str, Any] = {
+            "state_key": self._state_key(st["facts"]),
+            "admissible_actions": list(st["admissible_commands"]),
+            "task_id": self._game.game_id,
+            "won": won,
+            "action_valid": valid,
+            "task_type": self._game.task_type,
+            "goal": self._goal,
+            "step": self._t,
+        }
+        if self.expert:
+            info["expert_action"] = None if won else (self._plan[0] if self._plan else None)
+        return info
+
+    def _replan(self) -> None:
+        """Next expert command: the fact oracle's, or the engine planner's if the oracle's is not admissible."""
+        if self._state["won"]:
+            self._plan = []
+            return
+        cmd = oracle_action(self._spec, self._state["facts"])
+        if cmd is not None and cmd in self._state["admissible_commands"]:
+            self._plan = [cmd]
+        else:
+            self._plan = expert_plan(self._engine)
+
+    # -- the contract ---------------------------------------------------------------------------
+    def _reset_impl(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        game = self._pick(options)
+        self._load(game)
+        self._state = self._engine.reset()
+        self._t = 0
+        if self.expert:
+            self._replan()
+        return self._state["feedback"], self._info()
+
+    def _step_impl(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        command = " ".join(action.lower().split())
+        self._t += 1
+        truncated = self._t >= self.max_steps
+        if command not in self._state["admissible_commands"]:
+            info = self._info(valid=False)
+            return "Nothing happens.", self.reward_invalid - self.step_cost, False, truncated, info
+        self._state, _, _ = self._engine.step(command)
+        if self.expert:
+            if len(self._plan) > 1 and self._plan[0] == command:
+                self._plan.pop(0)  # following a planner plan
+            else:
+                self._replan()
+        won = bool(self._state["won"])
+        reward = (self.reward_success if won else 0.0) - self.step_cost
+        return self._state["feedback"], reward, won, truncated and not won, self._info()
+
+    @property
+    def game(self) -> GameRef | None:
+        """The game being played."""
+        return self._game
+
+    @property
+    def data_path(self) -> Path | None:
+        """Path of the loaded game file (real games), else ``None``."""
+        return Path(self._game.path) if self._game and self._game.path else None
+
+
+__all__ = ["ALFWorldEnv", "STATIC_PREDICATES", "BOOKKEEPING_PREDICATES", "canonical_facts"]
