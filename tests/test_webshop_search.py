@@ -88,3 +88,24 @@ def test_cache_dir_override_order(monkeypatch, tmp_path):
     assert cache_dir(tmp_path / "arg") == tmp_path / "arg"
     monkeypatch.delenv("AGENTGYM_CREDIT_WEBSHOP_CACHE")
     assert cache_dir().parts[-3:] == (".cache", "agentgym_credit", "webshop")
+
+
+def test_search_equals_brute_force_ranking():
+    """The ranked candidate set (a lower bound from one term's postings) loses no top-k document."""
+    from agentgym_credit.envs.webshop.catalog import generate_catalog
+    from agentgym_credit.envs.webshop.search import product_document
+
+    cat = generate_catalog(2000, seed=9)
+    idx = BM25Index.build([product_document(p) for p in cat.products])
+    queries = [g["instruction_text"] for g in cat.goals[:40]] + [
+        "shoes",
+        "black",
+        "red red dress",
+        "pack of 6",
+    ]
+    for q in queries:
+        s = idx.scores(q)
+        order = np.lexsort((np.arange(s.size), -s))
+        order = order[s[order] > 0]
+        for k in (1, 7, 50):
+            assert idx.search(q, k) == order[:k].tolist(), (q, k)

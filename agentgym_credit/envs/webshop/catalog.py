@@ -22,6 +22,7 @@ How it is built, and why:
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass
 from typing import Any
 
@@ -609,10 +610,16 @@ def generate_raw(num_products: int, seed: int = 0) -> tuple[list[dict], dict[str
 
 def generate_catalog(num_products: int = 1000, seed: int = 0) -> WebShopCatalog:
     """The processed catalog of :func:`generate_raw`: products, prices and shuffled goals."""
-    items, attrs, reviews = generate_raw(num_products, seed)
-    products = process_items(items, attrs, reviews)
-    prices = product_prices(products, seed=seed)
-    goals = synthetic_goals(products, prices, seed=seed * 7919 + 233)
+    gc_was_on = gc.isenabled()
+    gc.disable()  # millions of small containers, no cycles: the collector would only cost time
+    try:
+        items, attrs, reviews = generate_raw(num_products, seed)
+        products = process_items(items, attrs, reviews)
+        prices = product_prices(products, seed=seed)
+        goals = synthetic_goals(products, prices, seed=seed * 7919 + 233)
+    finally:
+        if gc_was_on:
+            gc.enable()
     return WebShopCatalog(
         products, prices, goals, source=f"generated:v{GENERATOR_VERSION}:{num_products}:{seed}"
     )

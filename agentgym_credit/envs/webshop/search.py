@@ -16,9 +16,10 @@ removes Lucene's English stop words and applies the English minimal ("S") stemme
 from Pyserini's default analyzer (Porter stemming, lossy one-byte length norms) are listed in
 ``DIFFERENCES.md``.
 
-A search is a sparse gather: the postings of the query terms (precomputed per-posting BM25
-weights) are summed per document with ``np.bincount`` and the top ``k`` taken with
-``np.argpartition`` — no Python loop over documents.
+A search adds the postings of each query term (precomputed per-posting BM25 weights) into a
+score vector — one vectorized ``+=`` per query term, no Python loop over documents — and ranks
+only the documents scoring at least the k-th best score within one term's postings (a lower
+bound of the overall k-th best), with ``np.partition`` and ``np.lexsort``.
 """
 
 from __future__ import annotations
@@ -148,30 +149,47 @@ class BM25Index:
         """Analyzed terms of a query (what decides its results)."""
         return analyze(query)
 
-    def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every document for ``query`` (float64, length ``n_docs``)."""
+    def _accumulate(self, query: str, k: int) -> tuple[np.ndarray, tuple[int, int] | None]:
+        """Scores of every document, and the shortest posting range with at least ``k`` documents."""
+        s = np.zeros(self.n_docs)
         ids = [self.term_id[t] for t in analyze(query) if t in self.term_id]
         if not ids:
-            return np.zeros(self.n_docs)
+            return s, None
         uniq, counts = np.unique(np.asarray(ids, dtype=np.int64), return_counts=True)
-        starts, ends = self.indptr[uniq], self.indptr[uniq + 1]
-        lens = ends - starts
-        idx = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens) + np.arange(lens.sum())
-        w = self.postings_weight[idx].astype(np.float64) * np.repeat(counts, lens)
-        return np.bincount(self.postings_doc[idx], weights=w, minlength=self.n_docs)
+        best: tuple[int, int] | None = None
+        for t, c in zip(uniq.tolist(), counts.tolist()):
+            a, b = int(self.indptr[t]), int(self.indptr[t + 1])
+            w = self.postings_weight[a:b]
+            # a term's postings name each document once, so a fancy-indexed += is exact
+            s[self.postings_doc[a:b]] += w if c == 1 else w * c
+            if b - a >= k and (best is None or b - a < best[1] - best[0]):
+                best = (a, b)
+        return s, best
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every document for ``query`` (float64, length ``n_docs``)."""
+        return self._accumulate(query, 1)[0]
 
     def search(self, query: str, k: int = 50) -> list[int]:
-        """Indices of the top ``k`` documents with a positive score, best first (ties: lower index first)."""
-        s = self.scores(query)
-        hit = np.flatnonzero(s > 0)
-        if hit.size == 0:
+        """Indices of the top ``k`` documents with a positive score, best first (ties: lower index first).
+
+        The k-th best score of the documents of one query term is a lower bound of the overall
+        k-th best, so only documents at or above it are ranked (exact, and far fewer than ``n_docs``).
+        """
+        if k <= 0:
             return []
-        if hit.size > k:
-            part = np.argpartition(-s[hit], k - 1)[:k]
-            kth = s[hit[part]].min()
-            hit = hit[s[hit] >= kth]  # keep every tie of the k-th score, then order
-        order = np.lexsort((hit, -s[hit]))
-        return hit[order][:k].tolist()
+        s, best = self._accumulate(query, k)
+        if best is not None:
+            sub = s[self.postings_doc[best[0] : best[1]]]
+            floor = np.partition(sub, sub.size - k)[sub.size - k]
+            cand = np.flatnonzero(s >= max(floor, np.finfo(float).tiny))
+        else:
+            cand = np.flatnonzero(s > 0)
+        if cand.size > 4 * k:
+            kth = np.partition(s[cand], cand.size - k)[cand.size - k]
+            cand = cand[s[cand] >= kth]  # keep every tie of the k-th score
+        order = np.lexsort((cand, -s[cand]))
+        return cand[order][:k].tolist()
 
     # -- disk ------------------------------------------------------------------------------------
     def save(self, path: str | Path) -> None:
