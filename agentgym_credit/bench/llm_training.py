@@ -17,6 +17,7 @@ Run: ``python -m agentgym_credit.bench.llm_training`` (about 10 minutes on 2 bus
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -91,8 +92,9 @@ def run_pair(seed: int, estimators: list[str], iterations: int, eval_groups: int
 
 
 def write_report(results: list[dict], args: argparse.Namespace, out: Path, command: list[str],
-                 total_s: float) -> None:
+                 total_s: float, cpu_s: float) -> None:
     ests = list(dict.fromkeys(r["estimator"] for r in results))
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
     rows = []
     for r in results:
         b, a = r["before"], r["after"]
@@ -124,7 +126,8 @@ def write_report(results: list[dict], args: argparse.Namespace, out: Path, comma
 
 {machine_lines(command)}
 
-Total wall time: {total_s:.0f} s (budget: 15 min on this machine).
+Total wall time: {total_s:.0f} s, CPU time of the process {cpu_s:.0f} s (budget: 15 min on this machine); load
+average at the end {load} on {os.cpu_count()} cores (the machine was shared with other jobs).
 
 **Setup.** `credit/GridWorld-v0` with 4x4 layouts (20 tasks), at most {BASE["max_steps"]} steps, reward 1 on
 reaching the goal. The policy is a 2-layer Qwen2-shaped model (hidden {BASE["tiny_hidden"]}, random init) with a
@@ -176,12 +179,12 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     results = []
     for seed in seeds:
         results += run_pair(seed, ests, args.iterations, args.eval_groups, not args.no_progress)
     command = ["python", "-m", "agentgym_credit.bench.llm_training"] + (sys.argv[1:] if argv is None else list(argv))
-    write_report(results, args, out, command, time.perf_counter() - t0)
+    write_report(results, args, out, command, time.perf_counter() - t0, time.process_time() - c0)
     for r in results:
         print(f"{r['estimator']:>6} seed {r['seed']}: success {r['before']['success_rate']:.3f} -> "
               f"{r['after']['success_rate']:.3f}")
