@@ -232,7 +232,7 @@ class BatchedSampler:
             drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
             filt = filt.masked_fill(drop, float("-inf"))
         probs = filt.exp()
-        race = torch.empty_like(probs).exponential_(1.0, generator=generator)
+        race = torch.empty_like(probs).exponential_(1.0, generator=generator).clamp_(min=1e-30)  # never 0/0
         tok = (probs / race).argmax(dim=-1)
         return tok, logp.gather(-1, tok[:, None])[:, 0]
 
