@@ -214,10 +214,16 @@ def test_one_index_per_process_and_disk_cache(tmp_path):
 
 
 def test_env_on_original_files_loader():
-    cat = load_original(FIXTURES / "items_shuffle_tiny.json", FIXTURES / "items_ins_v2_tiny.json")
-    env = WebShopEnv(catalog=cat, split="test", cache_dir=False)
+    from agentgym_credit.testing import check_credit_env
+
+    files = [FIXTURES / f for f in ("items_shuffle_tiny.json", "items_ins_v2_tiny.json", "reviews_tiny.json")]
+    env = WebShopEnv(catalog=load_original(*files), split="test", cache_dir=False)
     assert env.num_tasks == 8
     assert all(run_expert_episode(env, k)[1]["won"] for k in range(env.num_tasks))
+    check_credit_env(env, seed=1)
+    human = load_original(*files, FIXTURES / "items_human_ins_tiny.json", use_human_goals=True)
+    env = WebShopEnv(catalog=human, split="all", cache_dir=False)
+    assert all(run_expert_episode(env, k)[1]["won"] for k in range(env.num_tasks))  # list-form goal options
 
 
 def test_search_without_hits_shows_an_empty_results_page(env):
