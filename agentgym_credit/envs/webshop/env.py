@@ -24,7 +24,7 @@ from agentgym_credit.envs.base import CreditEnv
 from agentgym_credit.envs.webshop import pages as P
 from agentgym_credit.envs.webshop.catalog import PROGRESS_FROM, generate_catalog
 from agentgym_credit.envs.webshop.data import SPLITS, WebShopCatalog
-from agentgym_credit.envs.webshop.reward import get_reward
+from agentgym_credit.envs.webshop.reward import _require_fuzz, get_reward
 from agentgym_credit.envs.webshop.search import BM25Index, shared_index
 
 SEARCH_RETURN_N = 50
@@ -102,6 +102,7 @@ class WebShopEnv(CreditEnv):
         render_mode: str | None = None,
     ):
         super().__init__(render_mode=render_mode)
+        _require_fuzz()  # fail at construction, not at the first purchase, without the "webshop" extra
         if split not in SPLITS:
             raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
         if observation_mode not in OBSERVATION_MODES:
