@@ -232,3 +232,12 @@ def test_search_without_hits_shows_an_empty_results_page(env):
     assert info["action_valid"] and "Page 1 (Total results: 0)" in obs
     assert info["admissible_actions"] == ["click[back to search]"]
     assert "|q=|p=1|" in info["state_key"]
+
+
+def test_missing_rapidfuzz_names_the_extra(monkeypatch, cache):
+    from agentgym_credit.envs.webshop import reward
+    from agentgym_credit.errors import DependencyNotInstalled
+
+    monkeypatch.setattr(reward, "_fuzz", None)
+    with pytest.raises(DependencyNotInstalled, match=r"agentgym-credit\[webshop\]"):
+        WebShopEnv(split="test", cache_dir=cache)
