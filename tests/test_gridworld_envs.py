@@ -2,32 +2,13 @@
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict, deque
+from collections import Counter, defaultdict
 
 import numpy as np
 import pytest
 
-from agentgym_credit.envs.gridworld import AliasedGridEnv, CueCorridorEnv, GridWorldEnv
+from agentgym_credit.envs.gridworld import AliasedGridEnv, CueCorridorEnv, GridWorldEnv, shortest_plan
 from agentgym_credit.envs.gridworld.layout import DIRECTIONS, direction_word, generate_layout
-
-
-def plan(model, start: int, goal: set[int]) -> list[str]:
-    """Shortest action sequence from ``start`` to a ``goal`` state along certain (p = 1) outcomes."""
-    prev = {start: None}
-    queue = deque([start])
-    while queue:
-        s = queue.popleft()
-        if s in goal:
-            path = []
-            while prev[s] is not None:
-                s, a = prev[s]
-                path.append(a)
-            return path[::-1]
-        for a, outs in zip(model.actions[s], model.P[s]):
-            if len(outs) == 1 and outs[0][1] not in prev:
-                prev[outs[0][1]] = (s, a)
-                queue.append(outs[0][1])
-    raise AssertionError("goal not reachable")
 
 
 def play(env, actions, task):
@@ -44,8 +25,8 @@ def test_every_layout_is_solvable_and_the_planned_path_wins():
     env = GridWorldEnv(size=6, wall_density=0.3, n_traps=2, n_tasks=20, max_steps=100)
     for task in range(env.n_tasks):
         m = env.model_for(task)
-        wins = {i for i, k in enumerate(m.state_keys) if env._compiled(task).won[i]}
-        path = plan(m, int(np.argmax(m.initial)), wins)
+        wins = env.won_states(task)
+        path = shortest_plan(m, int(np.argmax(m.initial)), wins)
         obs, total, term, info = play(env, path, task)
         assert term and info["won"] and total == 1.0 and "You win" in obs
         lay = env.layout(task)
@@ -105,7 +86,7 @@ def test_traps_end_the_episode_with_trap_reward_and_step_cost_applies():
         keys = set(m.state_keys)  # a pit may be walled off
         traps = {m.index(f"pos={r},{c}") for r, c in env.layout(task).traps if f"pos={r},{c}" in keys}
         assert traps, "no reachable pit in this layout"
-        path = plan(m, int(np.argmax(m.initial)), traps)
+        path = shortest_plan(m, int(np.argmax(m.initial)), traps)
         obs, total, term, info = play(env, path, task)
         assert term and not info["won"] and "pit" in obs
         assert total == pytest.approx(-1.0 - 0.05 * (len(path) - 1))
@@ -171,7 +152,7 @@ def test_carrying_the_key_is_hidden_but_decides_the_door():
         (p, ns, r, term), = m.P[with_key][m.action_index(with_key, "open door")]
         assert term and r == 1.0 and m.state_keys[ns] == "escaped"
         wins = {m.index("escaped")}
-        path = plan(m, int(np.argmax(m.initial)), wins)
+        path = shortest_plan(m, int(np.argmax(m.initial)), wins)
         assert "take key" in path and path[-1] == "open door"
         obs, total, term, info = play(env, path, task)
         assert info["won"] and total == 1.0
@@ -226,3 +207,15 @@ def test_cue_prob_is_the_light_distribution():
         CueCorridorEnv(cue_prob=1.0)
     with pytest.raises(ValueError, match="length"):
         CueCorridorEnv(length=0)
+
+
+def test_shortest_plan_follows_only_certain_outcomes():
+    env = CueCorridorEnv(length=2, n_tasks=1)
+    m = env.model_for(0)
+    start = int(np.argmax(m.initial))
+    with pytest.raises(ValueError, match="no certain path"):
+        shortest_plan(m, start, env.won_states(0))  # the light is a coin flip
+    first, _, door = env.cues(0)
+    after_light = m.index(f"light;cue={first}")
+    assert shortest_plan(m, after_light, env.won_states(0)) == ["go east", "go east", f"go {door}"]
+    assert shortest_plan(m, start, {start}) == []

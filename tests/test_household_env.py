@@ -2,32 +2,11 @@
 
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
 import pytest
 
-from agentgym_credit.envs.gridworld import HouseholdEnv
+from agentgym_credit.envs.gridworld import HouseholdEnv, shortest_plan
 from agentgym_credit.envs.gridworld.household import TASK_TYPES
-
-
-def plan(model, start: int, goal: set[int]) -> list[str]:
-    """Shortest action sequence from ``start`` to a ``goal`` state (the household is deterministic)."""
-    prev = {start: None}
-    queue = deque([start])
-    while queue:
-        s = queue.popleft()
-        if s in goal:
-            path = []
-            while prev[s] is not None:
-                s, a = prev[s]
-                path.append(a)
-            return path[::-1]
-        for a, ((_, ns, _, _),) in zip(model.actions[s], model.P[s]):
-            if ns not in prev:
-                prev[ns] = (s, a)
-                queue.append(ns)
-    raise AssertionError("goal not reachable")
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +21,8 @@ def test_every_task_is_solvable_and_small(env):
         kinds.add(tk.kind)
         m = env.model_for(task)
         assert 100 <= m.n_states <= 3000
-        wins = {i for i, w in enumerate(env._compiled(task).won) if w}
-        path = plan(m, int(np.argmax(m.initial)), wins)
+        wins = env.won_states(task)
+        path = shortest_plan(m, int(np.argmax(m.initial)), wins)
         obs, info = env.reset(seed=1, options={"task": task})
         assert obs.startswith("-= Welcome to TextWorld, ALFRED! =-") and f"Your task is to: {tk.goal}" in obs
         total = 0.0

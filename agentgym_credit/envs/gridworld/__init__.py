@@ -9,7 +9,7 @@
 - :class:`HouseholdEnv` (``credit/Household-v0``): small ALFWorld-like household, whole state space
   enumerated;
 - :class:`TabularTextEnv` and :func:`build_model`: the shared engine (``step`` is a table lookup in
-  the model, so the env and its model cannot disagree).
+  the model, so the env and its model cannot disagree); :func:`shortest_plan`: an expert.
 """
 
 from agentgym_credit.envs.gridworld.aliased import AliasedGridEnv
@@ -17,7 +17,7 @@ from agentgym_credit.envs.gridworld.cue import CueCorridorEnv
 from agentgym_credit.envs.gridworld.grid import GridWorldEnv
 from agentgym_credit.envs.gridworld.household import HouseholdEnv
 from agentgym_credit.envs.gridworld.model import Outcome, TabularModel
-from agentgym_credit.envs.gridworld.tabular import TabularTextEnv, build_model
+from agentgym_credit.envs.gridworld.tabular import TabularTextEnv, build_model, shortest_plan
 
 __all__ = [
     "GridWorldEnv",
@@ -28,4 +28,5 @@ __all__ = [
     "TabularModel",
     "Outcome",
     "build_model",
+    "shortest_plan",
 ]

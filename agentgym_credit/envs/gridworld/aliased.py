@@ -10,18 +10,16 @@ pick-up is an aliased observation.
 
 from __future__ import annotations
 
-import numpy as np
-
-from agentgym_credit.envs.gridworld.grid import _validate_slip, grid_text
-from agentgym_credit.envs.gridworld.layout import Cell, Layout, exits, generate_layout, slip_moves
+from agentgym_credit.envs.gridworld.grid import GridLayoutEnv, grid_text
+from agentgym_credit.envs.gridworld.layout import Cell, Layout, exits, slip_moves
 from agentgym_credit.envs.gridworld.model import TabularModel
-from agentgym_credit.envs.gridworld.tabular import TabularTextEnv, build_model
+from agentgym_credit.envs.gridworld.tabular import build_model
 
 _ESCAPED = "escaped"
 _FELL = "fell"
 
 
-class AliasedGridEnv(TabularTextEnv):
+class AliasedGridEnv(GridLayoutEnv):
     """Take the key at the key rack (``"take key"``), then ``"open door"`` at the door to win.
 
     Same layout parameters as :class:`~agentgym_credit.envs.gridworld.grid.GridWorldEnv`
@@ -34,6 +32,9 @@ class AliasedGridEnv(TabularTextEnv):
     >>> info["state_key"].endswith("key=0")
     True
     """
+
+    _salt = 2
+    _n_special = 1
 
     def __init__(
         self,
@@ -50,26 +51,16 @@ class AliasedGridEnv(TabularTextEnv):
         render_mode: str | None = None,
         invalid_action_reward: float = 0.0,
     ):
-        super().__init__(n_tasks=n_tasks, max_steps=max_steps, goal_reward=goal_reward, trap_reward=trap_reward,
-                         step_cost=step_cost, task_seed=task_seed, render_mode=render_mode,
-                         invalid_action_reward=invalid_action_reward)
-        self.size = int(size)
-        self.wall_density = float(wall_density)
-        self.n_traps = int(n_traps)
-        self.slip = _validate_slip(slip)
-        self.layout(0)
+        super().__init__(size=size, wall_density=wall_density, n_traps=n_traps, slip=slip, max_steps=max_steps,
+                         n_tasks=n_tasks, goal_reward=goal_reward, trap_reward=trap_reward, step_cost=step_cost,
+                         task_seed=task_seed, render_mode=render_mode, invalid_action_reward=invalid_action_reward)
 
     def _task_prefix(self) -> str:
         return "aliased"
 
-    def _params(self) -> tuple:
-        return (self.size, self.wall_density, self.n_traps, self.slip)
-
     def layout(self, task: int | str) -> Layout:
         """The generated layout of a task: ``goal`` is the door, ``special[0]`` the key rack."""
-        i = self.task_index(task)
-        rng = np.random.default_rng([self.task_seed, i, 2])
-        return generate_layout(rng, self.size, self.wall_density, self.n_traps, n_special=1)
+        return super().layout(task)
 
     def _build(self, task_index: int) -> tuple[TabularModel, str, list[bool], list]:
         lay = self.layout(task_index)

@@ -8,6 +8,8 @@ solvable. The exact model of the current task is ``env.unwrapped.model``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from agentgym_credit.envs.gridworld.layout import (
@@ -21,12 +23,6 @@ from agentgym_credit.envs.gridworld.layout import (
 )
 from agentgym_credit.envs.gridworld.model import TabularModel
 from agentgym_credit.envs.gridworld.tabular import TabularTextEnv, build_model
-
-
-def _validate_slip(slip: float) -> float:
-    if not 0.0 <= slip < 1.0:
-        raise ValueError(f"slip must be in [0, 1), got {slip}")
-    return float(slip)
 
 
 def grid_text(layout: Layout, cell: Cell, target: Cell, target_name: str) -> str:
@@ -43,7 +39,37 @@ def grid_text(layout: Layout, cell: Cell, target: Cell, target_name: str) -> str
     return " ".join(parts)
 
 
-class GridWorldEnv(TabularTextEnv):
+class GridLayoutEnv(TabularTextEnv):
+    """Base of the grid families: layout parameters, their checks, and seeded layout generation.
+
+    ``layout(task)`` is generated from ``(task_seed, task index, family salt)`` with
+    ``n_special`` extra cells; the first layout is generated at construction so bad parameters
+    fail there, not at the first reset.
+    """
+
+    _salt = 1
+    _n_special = 0
+
+    def __init__(self, *, size: int, wall_density: float, n_traps: int, slip: float, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.size = int(size)
+        self.wall_density = float(wall_density)
+        self.n_traps = int(n_traps)
+        if not 0.0 <= slip < 1.0:
+            raise ValueError(f"slip must be in [0, 1), got {slip}")
+        self.slip = float(slip)
+        self.layout(0)
+
+    def _params(self) -> tuple:
+        return (self.size, self.wall_density, self.n_traps, self.slip)
+
+    def layout(self, task: int | str) -> Layout:
+        """The generated layout of a task."""
+        rng = np.random.default_rng([self.task_seed, self.task_index(task), self._salt])
+        return generate_layout(rng, self.size, self.wall_density, self.n_traps, n_special=self._n_special)
+
+
+class GridWorldEnv(GridLayoutEnv):
     """Reach the goal square by ``"go north"``/``"south"``/``"east"``/``"west"`` through the exits.
 
     Parameters: ``size`` (square side), ``wall_density`` (fraction of blocked cells), ``n_traps``
@@ -76,25 +102,12 @@ class GridWorldEnv(TabularTextEnv):
         render_mode: str | None = None,
         invalid_action_reward: float = 0.0,
     ):
-        super().__init__(n_tasks=n_tasks, max_steps=max_steps, goal_reward=goal_reward, trap_reward=trap_reward,
-                         step_cost=step_cost, task_seed=task_seed, render_mode=render_mode,
-                         invalid_action_reward=invalid_action_reward)
-        self.size = int(size)
-        self.wall_density = float(wall_density)
-        self.n_traps = int(n_traps)
-        self.slip = _validate_slip(slip)
-        self.layout(0)  # bad layout parameters fail here, not at the first reset
+        super().__init__(size=size, wall_density=wall_density, n_traps=n_traps, slip=slip, max_steps=max_steps,
+                         n_tasks=n_tasks, goal_reward=goal_reward, trap_reward=trap_reward, step_cost=step_cost,
+                         task_seed=task_seed, render_mode=render_mode, invalid_action_reward=invalid_action_reward)
 
     def _task_prefix(self) -> str:
         return "grid"
-
-    def _params(self) -> tuple:
-        return (self.size, self.wall_density, self.n_traps, self.slip)
-
-    def layout(self, task: int | str) -> Layout:
-        """The generated layout of a task."""
-        i = self.task_index(task)
-        return generate_layout(np.random.default_rng([self.task_seed, i, 1]), self.size, self.wall_density, self.n_traps)
 
     def _build(self, task_index: int) -> tuple[TabularModel, str, list[bool], list]:
         lay = self.layout(task_index)
@@ -128,4 +141,4 @@ class GridWorldEnv(TabularTextEnv):
         return model, f"Reach the goal at row {gr + 1}, column {gc + 1}.", [cell == lay.goal for cell in order], order
 
 
-__all__ = ["GridWorldEnv", "grid_text"]
+__all__ = ["GridWorldEnv", "GridLayoutEnv", "grid_text"]

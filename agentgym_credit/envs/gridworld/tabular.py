@@ -9,6 +9,7 @@ What lives here:
   ``model.P`` cannot disagree: the env *is* the model.
 - :func:`build_model` — breadth-first enumeration of a deterministic-or-stochastic transition
   function from an initial state into a ``TabularModel`` (used by every family).
+- :func:`shortest_plan` — fewest certain steps from a state to a goal set (an expert);
 - :func:`canonical_action` — the normalization applied to action text that is not an exact
   admissible string (case, surrounding and repeated whitespace).
 
@@ -30,8 +31,8 @@ Conventions shared by all synthetic envs:
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections import OrderedDict, deque
+from collections.abc import Callable, Collection, Hashable, Sequence
 from itertools import accumulate
 from typing import Any
 
@@ -117,6 +118,32 @@ def build_model(
         horizon=horizon,
     )
     return model, order
+
+
+def shortest_plan(model: TabularModel, start: int, goals: Collection[int]) -> list[str]:
+    """Fewest actions from state ``start`` to any of ``goals`` along certain (probability 1) outcomes.
+
+    An expert for the synthetic tasks (demonstrations, tests, sanity checks of a layout); raises
+    ``ValueError`` when no such path exists.
+    """
+    goals = set(goals)
+    prev: dict[int, tuple[int, str] | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        s = queue.popleft()
+        if s in goals:
+            path = []
+            step = prev[s]
+            while step is not None:
+                s, a = step
+                path.append(a)
+                step = prev[s]
+            return path[::-1]
+        for a, outs in zip(model.actions[s], model.P[s]):
+            if len(outs) == 1 and outs[0][1] not in prev:
+                prev[outs[0][1]] = (s, a)
+                queue.append(outs[0][1])
+    raise ValueError(f"no certain path from state {start} to any of {len(goals)} goal states")
 
 
 class _Compiled:
@@ -234,6 +261,10 @@ class TabularTextEnv(CreditEnv):
             _CACHE.move_to_end(ck)
         return c
 
+    def won_states(self, task: int | str) -> list[int]:
+        """Indices (rows of ``model_for(task)``) of the states that count as success."""
+        return [i for i, w in enumerate(self._compiled(self.task_index(task)).won) if w]
+
     def model_for(self, task: int | str) -> TabularModel:
         """The exact model of any task (without resetting)."""
         return self._compiled(self.task_index(task)).model
@@ -310,4 +341,4 @@ class TabularTextEnv(CreditEnv):
         return canonical_action(action)
 
 
-__all__ = ["TabularTextEnv", "build_model", "canonical_action", "Transition"]
+__all__ = ["TabularTextEnv", "build_model", "shortest_plan", "canonical_action", "Transition"]
