@@ -12,6 +12,7 @@ from agentgym_credit.errors import GroupMismatchError
 from agentgym_credit.keys import stable_hash
 from agentgym_credit.wrappers import GroupedRolloutCollector, PolicyOutput, RolloutBatch
 from agentgym_credit.wrappers.collector import group_seed
+from agentgym_credit.wrappers.progress import RolloutProgress
 
 SLIPPY_GRID = {"size": 5, "slip": 0.3, "n_tasks": 4, "max_steps": 30}
 
@@ -145,3 +146,17 @@ def assert_same_batch(a: RolloutBatch, b: RolloutBatch) -> None:
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
     assert a.observation == b.observation and a.action == b.action and a.task_id == b.task_id
     assert a.traj.to_dict() == b.traj.to_dict()
+
+
+def test_progress_bar_shows_trajectories_and_can_be_turned_off(capsys):
+    pytest.importorskip("tqdm")
+    GroupedRolloutCollector(ChainEnv, group_size=2, max_steps=3, progress=True).collect(chain_policy, tasks=2)
+    err = capsys.readouterr().err
+    assert "rollouts" in err and "/4" in err and "traj" in err
+    bar = RolloutProgress(total=4, min_interval=0.0)
+    bar.update(finished=2, steps=10)
+    assert bar._bar.n == 2 and "steps=10" in bar._bar.postfix and "sps=" in bar._bar.postfix
+    bar.close()
+    capsys.readouterr()
+    GroupedRolloutCollector(ChainEnv, group_size=2, max_steps=3, progress=False).collect(chain_policy, tasks=2)
+    assert capsys.readouterr().err == ""

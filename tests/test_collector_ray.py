@@ -60,3 +60,9 @@ def test_ray_dead_actor_is_replaced(ray_cluster):
         assert not col.collect(chain_policy, tasks=2).traj.failed.any()
     finally:
         col.close()
+
+
+def test_ray_rejects_more_workers_than_the_cluster_has_cpus(ray_cluster):
+    col = GroupedRolloutCollector(ChainEnv, group_size=2, backend="ray", num_workers=3, progress=False)
+    with pytest.raises(ValueError, match="need 3 CPUs; the cluster has 2"):
+        col.collect(chain_policy, tasks=1)

@@ -163,8 +163,10 @@ def overhead_rows(groups: int, group_size: int, max_steps: int, repeats: int) ->
 def scaling_rows(backend: str, groups: int, group_size: int, steps: int, delay: float, repeats: int
                  ) -> list[list[str]]:
     factory = functools.partial(SlowEnv, delay=delay)
+    # the slow env sleeps, so a Ray actor asks for half a CPU: both collectors (3 actors) fit on 2 cores
+    extra = {"ray_options": {"num_cpus": 0.5}} if backend == "ray" else {}
     cols = {w: GroupedRolloutCollector(factory, group_size, backend=backend, num_workers=w, max_steps=steps,
-                                       history_depth=2, progress=False) for w in (1, 2)}
+                                       history_depth=2, progress=False, **extra) for w in (1, 2)}
     try:
         best = _best({w: functools.partial(collector_rate, c, groups) for w, c in cols.items()}, repeats)
     finally:

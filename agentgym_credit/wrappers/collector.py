@@ -51,6 +51,7 @@ import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from typing import Any
 
 import gymnasium as gym
@@ -91,7 +92,7 @@ def _parse_policy_output(out: Any, n: int) -> tuple[list[Any], list[dict[str, An
     if len(out) != n:
         raise ValueError(f"policy returned {len(out)} actions for {n} observations; it must return exactly one "
                          "action per observation, in order")
-    if all(type(a) is str for a in out):  # the plain case, kept cheap
+    if set(map(type, out)) <= {str}:  # the plain case, kept cheap
         return out, [None] * n, None
     actions: list[Any] = []
     extras: list[dict[str, Any] | None] = []
@@ -266,6 +267,8 @@ class GroupedRolloutCollector:
         reset seed of each group (default: :func:`group_seed` of the collector seed and a counter
         that runs over the collector's lifetime, so successive calls give new groups).
         """
+        if isinstance(tasks, np.ndarray):
+            tasks = tasks.tolist()
         if isinstance(tasks, (int, np.integer)) and not isinstance(tasks, bool):
             if tasks < 1:
                 raise ValueError(f"tasks (number of groups) must be >= 1, got {tasks}")
@@ -438,8 +441,8 @@ class GroupedRolloutCollector:
             state_key=np.array(skey, dtype=np.uint64), obs_key=np.array(okey, dtype=np.uint64),
             history_keys=np.concatenate([i["history_keys"] for i in infos]).reshape(-1, K1),
             state_index=np.array([i.get("state_index", -1) for i in infos], dtype=np.int64),
-            task_id=[task_of[k] for k in traj.tolist()], observation=list(obs), action=list(action),
-            extras=[dict(e) if e else {} for e in extras],
+            task_id=list(chain.from_iterable(repeat(task_of[j], m) for j, m in enumerate(lengths.tolist()))), observation=list(obs), action=list(action),
+            extras=[{} if e is None else e for e in extras],
             traj=TrajectoryTable(**T, ret=np.bincount(traj, weights=reward_a, minlength=ntraj),
                                  length=lengths),
             meta=meta,

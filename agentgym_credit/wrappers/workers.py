@@ -351,7 +351,10 @@ def _kill(proc, conn) -> None:
 class RayBackend(Backend):
     """Env workers as Ray actors (``ray.init()`` first to choose the cluster; a local one otherwise).
 
-    ``ray_options`` go to ``.options(...)`` of each actor (default ``{"num_cpus": 1}``).
+    ``ray_options`` go to ``.options(...)`` of each actor (default ``{"num_cpus": 1}``; an env that
+    mostly waits can take less, e.g. ``{"num_cpus": 0.25}``). A cluster with fewer CPUs in total
+    than the actors ask for is a ``ValueError`` at once; actors that do not start within
+    ``start_timeout`` seconds (no free resources) are a ``RuntimeError`` — never an endless wait.
     """
 
     def __init__(
@@ -362,6 +365,7 @@ class RayBackend(Backend):
         num_workers: int = 2,
         timeout: float = 300.0,
         ray_options: dict[str, Any] | None = None,
+        start_timeout: float = 120.0,
         **_: Any,
     ):
         try:
@@ -378,8 +382,24 @@ class RayBackend(Backend):
         self._args = (factory, int(history_depth), bool(include_actions))
         self._cls = ray.remote(EnvWorker)
         self._options = {"num_cpus": 1, **(ray_options or {})}
+        self.start_timeout = float(start_timeout)
+        need = float(self._options.get("num_cpus") or 0) * self.num_workers
+        have = float(ray.cluster_resources().get("CPU", 0))
+        if need > have:
+            raise ValueError(
+                f"{self.num_workers} Ray env workers with num_cpus={self._options['num_cpus']} need {need:g} CPUs; "
+                f"the cluster has {have:g}. Use fewer workers or ray_options={{'num_cpus': ...}} with less"
+            )
         self.restarts = 0
         self._actors = [self._start() for _ in range(self.num_workers)]
+        ready, pending = ray.wait([a.pid.remote() for a in self._actors], num_returns=self.num_workers,
+                                  timeout=self.start_timeout)
+        if pending:
+            self.close()
+            raise RuntimeError(
+                f"{len(pending)} of {self.num_workers} Ray env workers did not start within {self.start_timeout:g} s "
+                f"(free resources: {ray.available_resources()}); other actors may hold the CPUs they need"
+            )
 
     def _start(self):
         return self._cls.options(**self._options).remote(*self._args)
