@@ -10,13 +10,14 @@ What lives here:
 How pairs are grouped (no Python loop per step or per group). A key is only comparable inside one
 group (``group_id``): equal ``state_key`` in two different groups are two different anchor groups.
 Each pair ``(a, key)`` is mixed to one uint64 ``h`` (splitmix64 finalizer). Rows whose ``h`` falls
-in a hash bucket (low bits of ``h``, about 2n buckets, counted with ``np.bincount``) holding only
-them are singletons for sure (equal pairs have equal ``h``) and are never sorted. The remaining m
+in a hash bucket (a window of bits of ``h``, about 2 buckets per row, counted with ``np.bincount``)
+holding only them are singletons for sure (equal pairs have equal ``h``) and are never sorted; the
+count repeats on the survivors with other bit windows while it still removes rows. The remaining m
 candidates are sorted by one value sort of ``h`` with its low ceil(log2 m) bits replaced by the
 candidate's position (a value sort is faster than ``argsort`` and still yields the permutation);
 runs of equal truncated ``h`` are the groups. Because two different pairs could share the truncated
-``h``, every run is checked pair-by-pair against its first row; on any mismatch the rows in runs
-are regrouped exactly with ``np.lexsort((key, a))``. The result is therefore exact for any input,
+``h``, neighbours inside every run are compared pair-by-pair; on any mismatch the candidates are
+regrouped exactly with ``np.lexsort((key, a))``. The result is therefore exact for any input,
 and costs one bucket count plus one value sort of the rows that can share a group.
 
 Rows whose group has a single member, and rows excluded by ``mask`` (e.g. a history level that is
@@ -70,6 +71,29 @@ class PairGroups:
         return int(len(self.size))
 
 
+def _shared_bucket_rows(h: np.ndarray, max_rounds: int = 6) -> np.ndarray:
+    """Rows whose hash may be shared: repeated bucket counts over different bit windows of ``h``.
+
+    A row alone in its bucket (about 2 buckets per remaining row) cannot share its pair with any
+    other row and is dropped; rounds repeat on the survivors with another window of bits while
+    they still remove more than a tenth of the rows. Rows of a real group always survive.
+    """
+    cand = np.arange(len(h))
+    hc = h
+    for r in range(max_rounds):
+        if len(cand) < 2:
+            break
+        bits = int(len(cand) - 1).bit_length() + 1
+        shift = np.uint64((r * 23) % (64 - bits + 1))
+        bucket = ((hc >> shift) & np.uint64((1 << bits) - 1)).astype(np.intp)
+        keep = (np.bincount(bucket, minlength=1 << bits) >= 2)[bucket]  # bool table: cache-friendly gather
+        n_before = len(cand)
+        cand, hc = cand[keep], hc[keep]
+        if len(cand) > 0.9 * n_before:
+            break
+    return cand
+
+
 def pair_groups(a: np.ndarray, key: np.ndarray, mask: np.ndarray | None = None) -> PairGroups:
     """Group rows by equal ``(a[i], key[i])`` (rows where ``mask`` is False are left out)."""
     a = np.asarray(a, dtype=np.int64)
@@ -85,11 +109,7 @@ def pair_groups(a: np.ndarray, key: np.ndarray, mask: np.ndarray | None = None) 
         return PairGroups(code, empty, empty, empty, empty, n_included)
     ai, ki = (a, key) if idx is None else (a[idx], key[idx])
     h = mix64(ai, ki)
-    # bucket pre-filter: a row alone in its bucket is alone in its group
-    bits = int(n_included - 1).bit_length() + 1
-    bucket = (h & np.uint64((1 << bits) - 1)).astype(np.intp)
-    shared_bucket = np.bincount(bucket, minlength=1 << bits) >= 2  # a bool table gathers cache-friendly
-    cand = np.flatnonzero(shared_bucket[bucket])
+    cand = _shared_bucket_rows(h)
     m = len(cand)
     if m < 2:
         return PairGroups(code, empty, empty, empty, empty, n_included)
@@ -99,36 +119,27 @@ def pair_groups(a: np.ndarray, key: np.ndarray, mask: np.ndarray | None = None) 
     low = np.uint64((1 << ib) - 1)
     packed = (h[cand] & ~low) | np.arange(m, dtype=np.uint64)
     packed.sort()
-    pos = (packed & low).astype(np.intp)
+    rows = cand[(packed & low).astype(np.intp)]
     hs = packed >> np.uint64(ib)
-    eq = hs[1:] == hs[:-1]
-    dup = np.zeros(m, dtype=bool)
-    dup[1:] = eq
-    dup[:-1] |= eq
-    sel = np.flatnonzero(dup)
-    if len(sel) < 2:
-        return PairGroups(code, empty, empty, empty, empty, n_included)
-    rows = cand[pos[sel]]
-    hsel = hs[sel]
-    brk = np.r_[True, hsel[1:] != hsel[:-1]]
-    run = np.cumsum(brk) - 1
-    head = rows[np.flatnonzero(brk)][run]
-    if np.any(ai[rows] != ai[head]) or np.any(ki[rows] != ki[head]):
-        # two different pairs share the (truncated) mixed hash: regroup these rows exactly
-        rows = rows[np.lexsort((ki[rows], ai[rows]))]
-        ar, kr = ai[rows], ki[rows]
-        brk = np.r_[True, (ar[1:] != ar[:-1]) | (kr[1:] != kr[:-1])]
-        run = np.cumsum(brk) - 1
+    brk = np.empty(m, dtype=bool)
+    brk[0] = True
+    np.not_equal(hs[1:], hs[:-1], out=brk[1:])
+    ar, kr = ai[rows], ki[rows]
+    if np.any(((ar[1:] != ar[:-1]) | (kr[1:] != kr[:-1])) & ~brk[1:]):
+        # two different pairs share the (truncated) mixed hash: regroup the candidates exactly
+        o = np.lexsort((kr, ar))
+        rows, ar, kr = rows[o], ar[o], kr[o]
+        brk[1:] = (ar[1:] != ar[:-1]) | (kr[1:] != kr[:-1])
     run_start = np.flatnonzero(brk)
-    run_size = np.diff(np.r_[run_start, len(rows)])
+    run_size = np.diff(np.append(run_start, m))
     keep_run = run_size >= 2
-    keep_row = keep_run[run]
-    new_id = np.cumsum(keep_run) - 1
-    members = rows[keep_row] if idx is None else idx[rows[keep_row]]
-    member_code = new_id[run[keep_row]]
-    code[members] = member_code
     size = run_size[keep_run]
-    starts = np.r_[0, np.cumsum(size)[:-1]].astype(np.int64)
+    members = rows[np.repeat(keep_run, run_size)]
+    if idx is not None:
+        members = idx[members]
+    member_code = np.repeat(np.arange(len(size), dtype=np.int64), size)
+    code[members] = member_code
+    starts = np.append(0, np.cumsum(size)[:-1]).astype(np.int64)
     return PairGroups(code, members, member_code, starts, size, n_included)
 
 
@@ -142,12 +153,10 @@ def group_mean_std(x: np.ndarray, groups: PairGroups, ddof: int) -> tuple[np.nda
     if g == 0:
         z = np.zeros(0)
         return z, z, np.zeros(0, dtype=bool)
-    m = groups.members
-    c = groups.member_code
-    xm = x[m]
-    mean = np.bincount(c, weights=xm, minlength=g) / groups.size
-    dev = xm - mean[c]
-    var = np.bincount(c, weights=dev * dev, minlength=g) / (groups.size - ddof)
+    xm = x[groups.members]  # members are contiguous per group: segment reductions, no scatter
+    mean = np.add.reduceat(xm, groups.starts) / groups.size
+    dev = xm - np.repeat(mean, groups.size)
+    var = np.add.reduceat(dev * dev, groups.starts) / (groups.size - ddof)
     const = np.minimum.reduceat(xm, groups.starts) == np.maximum.reduceat(xm, groups.starts)
     return mean, np.sqrt(var), const
 
@@ -164,11 +173,10 @@ def normalized_deviation(x: np.ndarray, groups: PairGroups, norm: str = "mean_st
         return out
     mean, sd, const = group_mean_std(x, groups, ddof=1 if std == "sample" else 0)
     m = groups.members
-    c = groups.member_code
-    dev = x[m] - mean[c]
+    dev = x[m] - np.repeat(mean, groups.size)
     if norm == "mean_std":
-        dev = dev / (sd[c] + eps)
-    dev[const[c]] = 0.0
+        dev /= np.repeat(sd + eps, groups.size)
+    dev[np.repeat(const, groups.size)] = 0.0
     out[m] = dev
     return out
 
