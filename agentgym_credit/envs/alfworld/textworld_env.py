@@ -1,0 +1,234 @@
+"""``credit/TextWorld-v0``: TextWorld's own generated games (tw-simple, tw-cooking, tw-coin_collector).
+
+What lives here:
+
+- :data:`CHALLENGE_SETTINGS` — the default ``tw-make`` settings of each supported challenge;
+- :func:`textworld_cache_dir` — where compiled games are cached
+  (``$AGENTGYM_CREDIT_TEXTWORLD_CACHE`` or ``~/.cache/agentgym_credit/textworld``);
+- :func:`ensure_game` — generate and compile one game offline with TextWorld's Python API (what
+  ``tw-make <challenge> --seed S`` does) unless it is already cached; returns the ``.z8`` path;
+- :class:`TextWorldEnv` — the env.
+
+Everything runs offline from PyPI wheels: ``textworld`` ships the Inform 7 compiler (``ni``/``inform6``
+under ``textworld/thirdparty``) that builds the ``.z8`` story file, and ``jericho`` (a ``textworld``
+dependency) runs it; TextWorld's ``.json`` game file supplies the true facts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from agentgym_credit.envs.base import CreditEnv
+from agentgym_credit.errors import DependencyNotInstalled
+from agentgym_credit.keys import stable_hash
+
+CHALLENGE_SETTINGS: dict[str, dict[str, Any]] = {
+    "tw-simple": {"rewards": "dense", "goal": "detailed", "test": False},
+    "tw-cooking": {"recipe": 1, "take": 1, "go": 1, "open": True, "cook": False, "cut": False, "drop": False,
+                   "recipe_seed": 0, "split": "train"},
+    "tw-coin_collector": {"level": 5},
+}
+"""Default challenge settings (the ``tw-make`` flags); pass ``settings=`` to override some of them."""
+
+SPLIT_OFFSETS = {"train": 0, "eval_in": 1, "eval_out": 2}
+
+
+def textworld_cache_dir() -> Path:
+    """Folder of the compiled-game cache."""
+    env = os.environ.get("AGENTGYM_CREDIT_TEXTWORLD_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "agentgym_credit" / "textworld"
+
+
+def _require_textworld() -> None:
+    try:
+        import textworld  # noqa: F401
+        import textworld.challenges  # noqa: F401
+    except ImportError as exc:  # pragma: no cover
+        raise DependencyNotInstalled("textworld", "alfworld") from exc
+
+
+def _settings_tag(settings: Mapping[str, Any]) -> str:
+    return hashlib.blake2b(json.dumps(dict(settings), sort_keys=True).encode(), digest_size=6).hexdigest()
+
+
+def ensure_game(challenge: str, settings: Mapping[str, Any], seed: int, cache_dir: str | os.PathLike | None = None) -> Path:
+    """Path of the compiled ``.z8`` game for ``(challenge, settings, seed)``, generating it if needed.
+
+    Written to a temporary folder and moved into place, so concurrent workers never see half a game.
+    """
+    _require_textworld()
+    import textworld
+    from textworld.challenges import CHALLENGES
+
+    if challenge not in CHALLENGES:
+        raise ValueError(f"unknown TextWorld challenge {challenge!r}; available: {sorted(CHALLENGES)}")
+    folder = Path(cache_dir or textworld_cache_dir()) / challenge / _settings_tag(settings)
+    path = folder / f"game_{seed}.z8"
+    if path.is_file() and path.with_suffix(".json").is_file():
+        return path
+    folder.mkdir(parents=True, exist_ok=True)
+    _, make, _ = CHALLENGES[challenge]
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        options = textworld.GameOptions()
+        options.seeds = int(seed)
+        options.path = str(Path(tmp) / path.name)
+        options.file_ext = ".z8"
+        options.force_recompile = True
+        game = make(settings=dict(settings), options=options)
+        built = Path(textworld.generator.compile_game(game, options))
+        shutil.move(str(built.with_suffix(".json")), path.with_suffix(".json"))
+        shutil.move(str(built), path)  # the .z8 last: its presence means the game is complete
+    return path
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+class TextWorldEnv(CreditEnv):
+    """TextWorld's generated games (``tw-make`` challenges), compiled offline and cached.
+
+    Game ``i`` of a split is the challenge's game with seed ``stable_hash("tw:<challenge>:<split>:<i>")
+    mod 65521`` (train, eval_in and eval_out draw from disjoint hash streams of the same settings).
+    ``reset(seed=s)`` draws a game index with the env's RNG; ``options={"task": i}`` picks one.
+
+    Reward: the game's score increase times ``score_scale``, plus ``reward_success`` on winning;
+    ``reward_invalid`` for a command outside the admissible list (a no-op: not sent to the game, the
+    observation is repeated, ``action_valid=False``). ``terminated`` when the game is won or lost,
+    ``truncated`` after ``max_steps``.
+
+    ``info``: ``state_key`` (``"textworld:" + digest`` of the game's sorted true facts, all of them —
+    static ones such as room links never change within a game, so they only tie the key to the game),
+    ``obs_key``, ``admissible_actions``, ``task_id`` (``"<challenge>/<seed>"``), ``won``, ``lost``,
+    ``score``, ``max_score``, ``goal`` (the objective), ``action_valid``, and ``expert_action`` (the next
+    command of TextWorld's own winning policy) when ``expert=True``.
+    """
+
+    def __init__(
+        self,
+        challenge: str = "tw-simple",
+        settings: Mapping[str, Any] | None = None,
+        split: str = "train",
+        num_games: int = 100,
+        cache_dir: str | os.PathLike | None = None,
+        score_scale: float = 1.0,
+        reward_success: float = 0.0,
+        reward_invalid: float = -0.1,
+        expert: bool = False,
+        max_steps: int = 50,
+        render_mode: str | None = None,
+    ):
+        _require_textworld()
+        super().__init__(render_mode=render_mode, invalid_action_reward=reward_invalid)
+        if challenge not in CHALLENGE_SETTINGS:
+            raise ValueError(f"challenge must be one of {sorted(CHALLENGE_SETTINGS)}, got {challenge!r}")
+        if split not in SPLIT_OFFSETS:
+            raise ValueError(f"split must be one of {sorted(SPLIT_OFFSETS)}, got {split!r}")
+        if num_games < 1 or max_steps < 1:
+            raise ValueError("num_games and max_steps must be >= 1")
+        unknown = set(settings or {}) - set(CHALLENGE_SETTINGS[challenge])
+        if unknown:
+            raise ValueError(f"unknown {challenge} settings {sorted(unknown)}; known: {sorted(CHALLENGE_SETTINGS[challenge])}")
+        self.challenge, self.split, self.num_games = challenge, split, int(num_games)
+        self.settings = {**CHALLENGE_SETTINGS[challenge], **dict(settings or {})}
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else textworld_cache_dir()
+        self.score_scale, self.reward_success = float(score_scale), float(reward_success)
+        self.reward_invalid, self.expert, self.max_steps = float(reward_invalid), bool(expert), int(max_steps)
+        self._env: Any = None
+        self._loaded: Path | None = None
+        self._state: Any = None
+        self._task_id = ""
+        self._t = 0
+
+    def game_seed(self, index: int) -> int:
+        """Generation seed of game ``index`` of this env's split."""
+        return stable_hash(f"tw:{self.challenge}:{self.split}:{int(index)}") % 65521
+
+    def _load(self, index: int) -> None:
+        import textworld
+
+        seed = self.game_seed(index)
+        path = ensure_game(self.challenge, self.settings, seed, self.cache_dir)
+        if self._loaded != path:
+            if self._env is not None:
+                self._env.close()
+            infos = textworld.EnvInfos(won=True, lost=True, admissible_commands=True, facts=True, score=True,
+                                       max_score=True, objective=True, policy_commands=self.expert)
+            self._env = textworld.start(str(path), request_infos=infos)
+            self._loaded = path
+        self._task_id = f"{self.challenge}/{seed}"
+
+    def _state_key(self, facts: Any) -> str:
+        lines = sorted(f"{f.name}({', '.join(v.name for v in f.arguments)})" for f in facts)
+        return "textworld:" + _digest(self._task_id + "\n" + "\n".join(lines))
+
+    def equivalent_state_keys(self, rng: Any, n: int) -> list[str]:
+        """``state_key`` of ``n`` shuffled orderings of the current facts (all must be equal)."""
+        facts = list(self._state["facts"])
+        out = []
+        for _ in range(n):
+            rng.shuffle(facts)
+            out.append(self._state_key(facts))
+        return out
+
+    def _info(self, valid: bool = True) -> dict[str, Any]:
+        st = self._state
+        info = {
+            "state_key": self._state_key(st["facts"]),
+            "admissible_actions": sorted(set(st["admissible_commands"])),
+            "task_id": self._task_id,
+            "won": bool(st["won"]),
+            "lost": bool(st["lost"]),
+            "score": int(st["score"]),
+            "max_score": int(st["max_score"]),
+            "goal": st["objective"],
+            "action_valid": valid,
+            "step": self._t,
+        }
+        if self.expert:
+            policy = st["policy_commands"] or []
+            info["expert_action"] = policy[0] if policy and not st["won"] else None
+        return info
+
+    def _reset_impl(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        task = options.get("task")
+        if task is None:
+            index = int(self.np_random.integers(self.num_games))
+        elif isinstance(task, int) and not isinstance(task, bool) and 0 <= task < self.num_games:
+            index = task
+        else:
+            raise ValueError(f"options['task'] must be an int in [0, {self.num_games}), got {task!r}")
+        self._load(index)
+        self._state = self._env.reset()
+        self._t = 0
+        return self._state["feedback"], self._info()
+
+    def _step_impl(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        command = " ".join(action.lower().split())
+        self._t += 1
+        truncated = self._t >= self.max_steps
+        if command not in self._state["admissible_commands"]:
+            return self._last_obs, self.reward_invalid, False, truncated, self._info(valid=False)
+        before = int(self._state["score"])
+        self._state, _, done = self._env.step(command)
+        won = bool(self._state["won"])
+        reward = (int(self._state["score"]) - before) * self.score_scale + (self.reward_success if won else 0.0)
+        terminated = won or bool(self._state["lost"]) or bool(done)
+        return self._state["feedback"], reward, terminated, truncated and not terminated, self._info()
+
+    def close(self) -> None:
+        if self._env is not None:
+            self._env.close()
+            self._env = None
+            self._loaded = None
+        super().close()
+
+
+__all__ = ["TextWorldEnv", "CHALLENGE_SETTINGS", "ensure_game", "textworld_cache_dir"]
