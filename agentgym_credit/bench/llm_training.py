@@ -44,7 +44,7 @@ BASE: dict[str, Any] = {
     "max_new_tokens": 4,
     "history_len": 0,
     "history_depth": 1,
-    "lr": 1e-3,
+    "lr": 7e-4,
     "ppo_epochs": 2,
     "minibatches": 2,
     "format_warmup_steps": 150,
@@ -133,7 +133,7 @@ average at the end {load} on {os.cpu_count()} cores (the machine was shared with
 reaching the goal. The policy is a 2-layer Qwen2-shaped model (hidden {BASE["tiny_hidden"]}, random init) with a
 byte-level BPE tokenizer trained on the env's own text; it writes its action as free text
 (ActionProjection maps it to an admissible action; anything else is an invalid no-op, penalized
-0.1). Before RL, a **format warm-up** ({BASE["format_warmup_steps"]} supervised steps on *uniformly random* admissible
+0.1 in the return). Before RL, a **format warm-up** ({BASE["format_warmup_steps"]} supervised steps on *uniformly random* admissible
 actions) teaches the action syntax and nothing about the task, so RL starts from a random-walk policy.
 The warm-up is run once per seed and **both estimators start from the same weights** and see the
 same task seeds. Each iteration: {BASE["groups_per_iter"]} groups x {BASE["group_size"]} rollouts, PPO-clip
@@ -170,8 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--estimators", default="grpo,gigpo")
     p.add_argument("--seeds", default="0,1")
-    p.add_argument("--iterations", type=int, default=40)
-    p.add_argument("--eval-groups", type=int, default=16)
+    p.add_argument("--iterations", type=int, default=50)
+    p.add_argument("--eval-groups", type=int, default=24)
     p.add_argument("--out", default="benchmarks/llm_training.md")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)

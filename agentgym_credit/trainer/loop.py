@@ -14,8 +14,9 @@ One iteration, top to bottom:
    active env (:class:`~agentgym_credit.trainer.policy.LLMPolicy`), which records prompt/response
    token ids and log-probs in the batch extras;
 2. per-step advantages from ``agentgym_credit.credit.advantages(estimator, steps, ...)`` with the
-   invalid-action penalty on rows whose action the env rejected, broadcast over response tokens
-   (``credit.broadcast_to_tokens``);
+   invalid-action penalty on rows whose action the env rejected — propagated into the returns
+   (``propagate_penalty=True``, so GRPO's episode term sees it too; override in
+   ``estimator_opts``) — broadcast over response tokens (``credit.broadcast_to_tokens``);
 3. :func:`~agentgym_credit.trainer.update.ppo_update` (token-mean PPO-clip, optional KL to the
    initial model, gradient accumulation by token budget).
 
@@ -202,6 +203,7 @@ class Trainer:
         from agentgym_credit.credit import estimator_options
 
         self._credit_penalty = "invalid_penalty" in estimator_options(cfg.estimator)
+        self._credit_propagate = "propagate_penalty" in estimator_options(cfg.estimator)
         env_penalty = 0.0 if self._credit_penalty else -float(cfg.invalid_action_penalty)
         factory = functools.partial(make_env, cfg.env_id, dict(cfg.env_kwargs), env_penalty)
         self.collector = GroupedRolloutCollector(factory, group_size=cfg.group_size, max_steps=cfg.max_steps,
@@ -328,6 +330,8 @@ class Trainer:
         if self._credit_penalty:
             steps = dataclasses.replace(steps, valid=batch.action_valid[rows])
             opts.setdefault("invalid_penalty", -float(self.cfg.invalid_action_penalty))
+            if self._credit_propagate:  # the penalty is part of the return, so episode-level terms see it too
+                opts.setdefault("propagate_penalty", True)
         if steps.n == 0:
             return rows, np.zeros(0, dtype=np.float32)
         return rows, advantages(self.cfg.estimator, steps, **opts)
