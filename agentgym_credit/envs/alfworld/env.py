@@ -9,7 +9,6 @@ What lives here:
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from agentgym_credit.envs.alfworld.games import (
     real_split_dir,
 )
 from agentgym_credit.envs.alfworld.generator import TASK_TYPES
+from agentgym_credit.envs.alfworld.statekeys import digest, fact_str, shuffled_keys
 from agentgym_credit.envs.base import CreditEnv
 
 STATIC_PREDICATES = frozenset({
@@ -39,17 +39,13 @@ BOOKKEEPING_PREDICATES = frozenset({"checked", "examined"})
 text depends on: left out of ``state_key`` so looking around does not split a state."""
 
 
-def _fact_str(fact: Any) -> str:
-    return f"{fact.name}({', '.join(v.name.strip() for v in fact.arguments)})"
-
-
 def canonical_facts(facts: Sequence[Any]) -> tuple[list[str], list[str]]:
     """``(dynamic, static)`` fact strings, each sorted: ``inreceptacle(mug 1, cabinet 2)``."""
     dynamic, static = [], []
     for f in facts:
         if f.name in BOOKKEEPING_PREDICATES:
             continue
-        (static if f.name in STATIC_PREDICATES else dynamic).append(_fact_str(f))
+        (static if f.name in STATIC_PREDICATES else dynamic).append(fact_str(f))
     return sorted(dynamic), sorted(static)
 
 
@@ -63,10 +59,6 @@ def _env_data_dir(required: bool) -> str | None:
         return path
     root = Path(path).expanduser()
     return path if root.is_dir() and next(root.rglob("game.tw-pddl"), None) is not None else None
-
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 class ALFWorldEnv(CreditEnv):
@@ -210,17 +202,12 @@ class ALFWorldEnv(CreditEnv):
     def _state_key(self, facts: Sequence[Any]) -> str:
         dynamic, static = canonical_facts(facts)
         if not self._static_digest:
-            self._static_digest = _digest("\n".join(static))
-        return "alfworld:" + _digest(self._static_digest + "\n" + "\n".join(dynamic))
+            self._static_digest = digest("\n".join(static))
+        return "alfworld:" + digest(self._static_digest + "\n" + "\n".join(dynamic))
 
     def equivalent_state_keys(self, rng: Any, n: int) -> list[str]:
         """``state_key`` of ``n`` shuffled orderings of the current facts (all must be equal)."""
-        facts = list(self._state["facts"])
-        out = []
-        for _ in range(n):
-            rng.shuffle(facts)
-            out.append(self._state_key(facts))
-        return out
+        return shuffled_keys(self._state_key, self._state["facts"], rng, n)
 
     def _info(self, valid: bool = True) -> dict[str, Any]:
         st = self._state

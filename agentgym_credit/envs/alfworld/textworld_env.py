@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agentgym_credit.envs.alfworld.statekeys import digest, fact_str, shuffled_keys
 from agentgym_credit.envs.base import CreditEnv
 from agentgym_credit.errors import DependencyNotInstalled
 from agentgym_credit.keys import stable_hash
@@ -86,10 +87,6 @@ def ensure_game(challenge: str, settings: Mapping[str, Any], seed: int, cache_di
         shutil.move(str(built.with_suffix(".json")), path.with_suffix(".json"))
         shutil.move(str(built), path)  # the .z8 last: its presence means the game is complete
     return path
-
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 class TextWorldEnv(CreditEnv):
@@ -166,17 +163,12 @@ class TextWorldEnv(CreditEnv):
         self._task_id = f"{self.challenge}/{seed}"
 
     def _state_key(self, facts: Any) -> str:
-        lines = sorted(f"{f.name}({', '.join(v.name for v in f.arguments)})" for f in facts)
-        return "textworld:" + _digest(self._task_id + "\n" + "\n".join(lines))
+        lines = sorted(fact_str(f) for f in facts)
+        return "textworld:" + digest(self._task_id + "\n" + "\n".join(lines))
 
     def equivalent_state_keys(self, rng: Any, n: int) -> list[str]:
         """``state_key`` of ``n`` shuffled orderings of the current facts (all must be equal)."""
-        facts = list(self._state["facts"])
-        out = []
-        for _ in range(n):
-            rng.shuffle(facts)
-            out.append(self._state_key(facts))
-        return out
+        return shuffled_keys(self._state_key, self._state["facts"], rng, n)
 
     def _info(self, valid: bool = True) -> dict[str, Any]:
         st = self._state
