@@ -47,6 +47,7 @@ or a zero-argument callable returning an env. For ``backend="subprocess"`` (spaw
 
 from __future__ import annotations
 
+import gc
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -122,16 +123,19 @@ def _parse_policy_output(out: Any, n: int) -> tuple[list[Any], list[dict[str, An
 
 
 class _Columns:
-    """Accumulators of one ``collect`` call: rows per trajectory, one dict of lists per trajectory.
+    """Accumulators of one ``collect`` call, per trajectory (so no sort is needed at the end).
 
-    ``rows[traj_id]`` holds that trajectory's rows in step order (so no sort is needed at the end);
-    a row is ``(t, done, result, prev, action, extras)``: ``prev`` is the worker result the policy
-    acted on (observation, info, hashed keys), ``result`` the one the step returned (reward,
-    terminated, truncated, info with ``action_valid``).
+    ``results[j]``: the worker results of trajectory ``j`` in order — the reset result, then one per
+    successful step (observation, reward, terminated, truncated, info, hashed state/obs keys).
+    Row ``t`` of the trajectory acted on ``results[j][t]`` and got ``results[j][t + 1]``.
+    ``actions[j]``: its actions; ``extras``: ``{(j, t): extras}`` for the steps that carry any;
+    ``traj``: the trajectory table's columns.
     """
 
     def __init__(self) -> None:
-        self.rows: list[list[tuple]] = []
+        self.results: list[list[tuple]] = []
+        self.actions: list[list[Any]] = []
+        self.extras: dict[tuple[int, int], dict[str, Any]] = {}
         self.traj: dict[str, list] = {k: [] for k in (
             "traj_id", "group_id", "copy", "seed", "task_id", "won", "terminated", "truncated", "failed", "error")}
 
@@ -298,7 +302,13 @@ class GroupedRolloutCollector:
             raise
         finally:
             bar.close()
-        batch = self._build(cols)
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # the build allocates many small containers, none of them cyclic garbage
+        try:
+            batch = self._build(cols)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
         nf = int(batch.traj.failed.sum())
         if nf:
             warnings.warn(f"{nf} of {batch.num_trajectories} trajectories failed "
@@ -312,8 +322,10 @@ class GroupedRolloutCollector:
         S = len(tasks) * n
         T = cols.traj
         base = len(T["traj_id"])
-        traj_rows: list[list[tuple]] = [[] for _ in range(S)]
-        cols.rows.extend(traj_rows)
+        hist: list[list[tuple]] = [[] for _ in range(S)]
+        acts_of: list[list[Any]] = [[] for _ in range(S)]
+        cols.results.extend(hist)
+        cols.actions.extend(acts_of)
         for s in range(S):
             g = s // n
             T["traj_id"].append(base + s)
@@ -336,16 +348,15 @@ class GroupedRolloutCollector:
         # reset every copy of every group
         args = [(seeds[s // n], {} if tasks[s // n] is None else {"task": tasks[s // n]}, s % n) for s in range(S)]
         results = self._run([("reset", list(range(w, S, W)), args[w::W]) if w < S else None for w in range(W)])
-        cur: list[Any] = [None] * S
         for w in range(W):
             for s, r in zip(range(w, S, W), results[w]):
                 if isinstance(r, EnvFailure):
                     fail(s, f"reset failed: {r.error}")
                 else:
-                    cur[s] = r
+                    hist[s].append(r)
                     T["task_id"][base + s] = str(r[4]["task_id"])
         for g in range(len(tasks)):
-            keys = {cur[s][4]["state_key"] for s in range(g * n, g * n + n) if cur[s] is not None}
+            keys = {hist[s][0][4]["state_key"] for s in range(g * n, g * n + n) if hist[s]}
             if len(keys) > 1:
                 shown = ", ".join(repr(k)[:60] for k in list(keys)[:3])
                 raise GroupMismatchError(
@@ -358,14 +369,11 @@ class GroupedRolloutCollector:
         active = [s for s in range(S) if alive[s]]
         t = 0
         while active:
-            obs = []
-            infos = []
-            for s in active:
-                r = cur[s]
-                info = r[4]
+            last = [hist[s][-1] for s in active]
+            obs = [r[0] for r in last]
+            infos = [r[4] for r in last]
+            for s, info in zip(active, infos):
                 info["rollout"] = {"group_id": g0 + s // n, "traj_id": base + s, "copy": s % n, "t": t}
-                obs.append(r[0])
-                infos.append(info)
             actions, extras, errors = _parse_policy_output(policy(obs, infos), len(active))
             finished = 0
             if W == 1 and errors is None:  # the common case: no per-item work
@@ -392,10 +400,11 @@ class GroupedRolloutCollector:
                         finished += 1
                         nerr += 1
                         continue
-                    done = r[2] or r[3] or limit
-                    traj_rows[s].append((t, done, r, cur[s], actions[i], extras[i]))
-                    cur[s] = r
-                    if done:
+                    hist[s].append(r)
+                    acts_of[s].append(actions[i])
+                    if extras[i] is not None:
+                        cols.extras[base + s, t] = extras[i]
+                    if r[2] or r[3] or limit:
                         j = base + s
                         T["won"][j] = bool(r[4].get("won", False))
                         T["terminated"][j] = r[2]
@@ -410,41 +419,42 @@ class GroupedRolloutCollector:
         T = cols.traj
         ntraj = len(T["traj_id"])
         K1 = self.history_depth + 1
-        rows = [r for tr in cols.rows for r in tr]  # trajectory order, then step order
-        lengths = np.fromiter(map(len, cols.rows), dtype=np.int64, count=ntraj)
         meta = {
             "env": str(self.env_name), "group_size": self.group_size, "seed": self.seed,
             "max_steps": self.max_steps, "include_actions": self.include_actions, "backend": self.backend_name,
         }
-        if not rows:
-            z = np.zeros(0, dtype=np.int64)
-            zb = np.zeros(0, dtype=bool)
-            return RolloutBatch(
-                group_id=z, traj_id=z, t=z, reward=np.zeros(0), done=zb, terminated=zb, truncated=zb,
-                action_valid=zb, state_key=z.astype(np.uint64), obs_key=z.astype(np.uint64),
-                history_keys=np.zeros((0, K1), dtype=np.uint64), state_index=z, task_id=[], observation=[],
-                action=[], extras=[], traj=TrajectoryTable(**T, ret=np.zeros(ntraj), length=np.zeros(ntraj)),
-                meta=meta)
-        t, done, res, prev, action, extras = zip(*rows)
-        obs, _, _, _, infos, skey, okey = zip(*prev)
-        _, reward, term, _, infos2, _, _ = zip(*res)
+        lengths = np.fromiter(map(len, cols.actions), dtype=np.int64, count=ntraj)
+        n = int(lengths.sum())
         traj = np.repeat(np.arange(ntraj, dtype=np.int64), lengths)
+        starts = np.cumsum(lengths) - lengths
+        t = np.arange(n, dtype=np.int64) - np.repeat(starts, lengths)
+        ended = (np.asarray(T["terminated"], dtype=bool) | np.asarray(T["truncated"], dtype=bool)) & (lengths > 0)
+        done = np.zeros(n, dtype=bool)
+        done[(starts + lengths - 1)[ended]] = True
+        if n == 0:
+            obs, infos, skey, okey, reward, term, infos2 = [], [], [], [], [], [], []
+        else:
+            prev = list(chain.from_iterable(h[:-1] for h in cols.results))
+            res = list(chain.from_iterable(h[1:] for h in cols.results))
+            obs, _, _, _, infos, skey, okey = zip(*prev)
+            _, reward, term, _, infos2, _, _ = zip(*res)
         reward_a = np.array(reward, dtype=np.float64)
-        done_a = np.array(done, dtype=np.bool_)
         term_a = np.array(term, dtype=np.bool_)
+        extras: list[dict[str, Any]] = [{} for _ in range(n)]
+        for (j, tt), ex in cols.extras.items():
+            extras[int(starts[j]) + tt] = ex
         task_of = T["task_id"]
         return RolloutBatch(
-            group_id=np.asarray(T["group_id"], dtype=np.int64)[traj], traj_id=traj,
-            t=np.array(t, dtype=np.int64), reward=reward_a, done=done_a, terminated=term_a,
-            truncated=done_a & ~term_a,
+            group_id=np.asarray(T["group_id"], dtype=np.int64)[traj], traj_id=traj, t=t, reward=reward_a,
+            done=done, terminated=term_a, truncated=done & ~term_a,
             action_valid=np.array([i.get("action_valid", True) for i in infos2], dtype=np.bool_),
             state_key=np.array(skey, dtype=np.uint64), obs_key=np.array(okey, dtype=np.uint64),
-            history_keys=np.concatenate([i["history_keys"] for i in infos]).reshape(-1, K1),
+            history_keys=(np.concatenate([i["history_keys"] for i in infos]).reshape(-1, K1) if n
+                          else np.zeros((0, K1), dtype=np.uint64)),
             state_index=np.array([i.get("state_index", -1) for i in infos], dtype=np.int64),
-            task_id=list(chain.from_iterable(repeat(task_of[j], m) for j, m in enumerate(lengths.tolist()))), observation=list(obs), action=list(action),
-            extras=[{} if e is None else e for e in extras],
-            traj=TrajectoryTable(**T, ret=np.bincount(traj, weights=reward_a, minlength=ntraj),
-                                 length=lengths),
+            task_id=list(chain.from_iterable(repeat(task_of[j], m) for j, m in enumerate(lengths.tolist()))),
+            observation=list(obs), action=list(chain.from_iterable(cols.actions)), extras=extras,
+            traj=TrajectoryTable(**T, ret=np.bincount(traj, weights=reward_a, minlength=ntraj), length=lengths),
             meta=meta,
         )
 
