@@ -161,3 +161,24 @@ def test_bad_arguments_raise_clear_errors(tmp_path):
         ALFWorldEnv(split="test")
     with pytest.raises(FileNotFoundError, match="no playable"):
         ALFWorldEnv(data_dir=tmp_path)
+
+
+def test_real_data_folder_layout_and_splits(tmp_path, monkeypatch):
+    """An ALFWorld data root with train/valid_seen/valid_unseen: split -> folder; ALFWORLD_DATA works."""
+    _need_dev()
+    from agentgym_credit.envs.alfworld.games import find_real_games, real_split_dir
+
+    tasks = sorted(p for p in DEV.iterdir() if p.is_dir() and p.name.startswith("pick_and_place_simple"))
+    for sub, task in zip(("train", "valid_seen", "valid_unseen"), tasks):
+        (tmp_path / "json_2.1.1" / sub).mkdir(parents=True)
+        (tmp_path / "json_2.1.1" / sub / task.name).symlink_to(task)
+    for split, sub, task in zip(("train", "eval_in", "eval_out"), ("train", "valid_seen", "valid_unseen"), tasks):
+        folder = real_split_dir(tmp_path, split)
+        assert folder == tmp_path / "json_2.1.1" / sub
+        refs = find_real_games(folder)
+        assert [r.game_id.split("/")[0] for r in refs] == [task.name]
+    monkeypatch.setenv("ALFWORLD_DATA", str(tmp_path))
+    env = ALFWorldEnv(split="eval_out")
+    assert env.source == "data" and [g.game_id.split("/")[0] for g in env.games] == [tasks[2].name]
+    with pytest.raises(ValueError, match="unknown task"):
+        env.reset(options={"task": "no/such/game"})

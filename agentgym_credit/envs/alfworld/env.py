@@ -57,8 +57,10 @@ def _env_data_dir(required: bool) -> str | None:
         return None
     if required:
         return path
-    root = Path(path).expanduser()
-    return path if root.is_dir() and next(root.rglob("game.tw-pddl"), None) is not None else None
+    for _, _, files in os.walk(Path(path).expanduser(), followlinks=True):
+        if "game.tw-pddl" in files:
+            return path
+    return None
 
 
 class ALFWorldEnv(CreditEnv):

@@ -91,8 +91,9 @@ def find_real_games(folder: str | os.PathLike, task_types: Sequence[str] = TASK_
     folder = Path(folder)
     wanted = set(task_types)
     refs = []
-    for traj in sorted(folder.rglob("traj_data.json")):
-        trial = traj.parent
+    trials = sorted(Path(root) for root, _, files in os.walk(folder, followlinks=True) if "traj_data.json" in files)
+    for trial in trials:
+        traj = trial / "traj_data.json"
         game = trial / "game.tw-pddl"
         rel = trial.relative_to(folder).as_posix()
         if "movable" in rel or "Sliced" in rel or not game.is_file():
