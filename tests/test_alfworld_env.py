@@ -182,3 +182,13 @@ def test_real_data_folder_layout_and_splits(tmp_path, monkeypatch):
     assert env.source == "data" and [g.game_id.split("/")[0] for g in env.games] == [tasks[2].name]
     with pytest.raises(ValueError, match="unknown task"):
         env.reset(options={"task": "no/such/game"})
+
+
+def test_unsolvable_flagged_games_are_skipped_or_fail_clearly():
+    _need_dev()
+    env = ALFWorldEnv(source="dev", include_unsolvable=True, task_types=["look_at_obj_in_light"])
+    floor = [i for i, g in enumerate(env.games) if "FloorLamp" in g.game_id]
+    assert floor  # present only with include_unsolvable=True
+    with pytest.raises(RuntimeError, match="cannot load game"):
+        env.reset(options={"task": floor[0]})
+    assert not any("FloorLamp" in g.game_id for g in ALFWorldEnv(source="dev", task_types=["look_at_obj_in_light"]).games)

@@ -189,7 +189,14 @@ class ALFWorldEnv(CreditEnv):
         if self._loaded == game.game_id:
             return
         data = game.load()
-        self._engine.load(data)
+        try:
+            self._engine.load(data)
+        except (KeyError, ValueError) as exc:  # e.g. json_2.1.1 floor-lamp trials flagged unsolvable
+            self._loaded = None
+            raise RuntimeError(
+                f"the ALFWorld engine cannot load game {game.game_id!r} ({type(exc).__name__}: {exc}); "
+                "games flagged 'solvable: false' are skipped unless include_unsolvable=True"
+            ) from exc
         self._loaded, self._game = game.game_id, game
         sentence = task_sentence(data["grammar"])
         self._goal = sentence.removeprefix("Your task is to: ").rstrip(".")
