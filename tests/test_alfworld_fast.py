@@ -98,3 +98,16 @@ def test_planner_agrees_after_moves():
         fast.step(cmd)
     assert expert_plan(stock) == expert_plan(fast)
     assert expert_plan(fast)
+
+
+def test_env_level_identical_with_stock_engine():
+    """``ALFWorldEnv(fast=False)`` and ``fast=True`` give equal (obs, reward, flags, info) tuples."""
+    _dev_games()
+    from agentgym_credit.envs.alfworld.env import ALFWorldEnv
+
+    a = ALFWorldEnv(source="dev", fast=False, expert=True)
+    b = ALFWorldEnv(source="dev", fast=True, expert=True)
+    ra, rb = a.reset(seed=0, options={"task": 2}), b.reset(seed=0, options={"task": 2})
+    assert ra == rb
+    for cmd in ["jump", *ra[1]["admissible_actions"][:2]]:
+        assert a.step(cmd) == b.step(cmd)
