@@ -449,8 +449,8 @@ class GroupedRolloutCollector:
             done=done, terminated=term_a, truncated=done & ~term_a,
             action_valid=np.array([i.get("action_valid", True) for i in infos2], dtype=np.bool_),
             state_key=np.array(skey, dtype=np.uint64), obs_key=np.array(okey, dtype=np.uint64),
-            history_keys=(np.concatenate([i["history_keys"] for i in infos]).reshape(-1, K1) if n
-                          else np.zeros((0, K1), dtype=np.uint64)),
+            history_keys=np.frombuffer(b"".join([i["history_keys"].astype(np.uint64, copy=False).tobytes()
+                                                 for i in infos]), dtype=np.uint64).reshape(n, K1).copy(),
             state_index=np.array([i.get("state_index", -1) for i in infos], dtype=np.int64),
             task_id=list(chain.from_iterable(repeat(task_of[j], m) for j, m in enumerate(lengths.tolist()))),
             observation=list(obs), action=list(chain.from_iterable(cols.actions)), extras=extras,
