@@ -24,7 +24,7 @@ from agentgym_credit.credit import (
     rloo,
 )
 
-SETTINGS = settings(max_examples=60, deadline=None)
+SETTINGS = settings(max_examples=100, deadline=None)
 
 batches = st.builds(
     lambda seed, n_groups, max_traj, max_len, n_states, depth, p_invalid: random_batch(
