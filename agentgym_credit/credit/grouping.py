@@ -78,20 +78,24 @@ def _shared_bucket_rows(h: np.ndarray, max_rounds: int = 6) -> np.ndarray:
     other row and is dropped; rounds repeat on the survivors with another window of bits while
     they still remove more than a tenth of the rows. Rows of a real group always survive.
     """
-    cand = np.arange(len(h))
+    n = len(h)
+    cand = None  # None: every row (no index array built until a round drops rows)
     hc = h
     for r in range(max_rounds):
-        if len(cand) < 2:
+        m = len(hc)
+        if m < 2:
             break
-        bits = int(len(cand) - 1).bit_length() + 1
+        bits = int(m - 1).bit_length() + 1
         shift = np.uint64((r * 23) % (64 - bits + 1))
-        bucket = ((hc >> shift) & np.uint64((1 << bits) - 1)).astype(np.intp)
-        keep = (np.bincount(bucket, minlength=1 << bits) >= 2)[bucket]  # bool table: cache-friendly gather
-        n_before = len(cand)
-        cand, hc = cand[keep], hc[keep]
-        if len(cand) > 0.9 * n_before:
+        bucket = hc >> shift if shift else hc.copy()
+        bucket &= np.uint64((1 << bits) - 1)
+        bucket = bucket.view(np.int64)  # < 2**bits: the same values as int64, no conversion pass
+        sel = np.flatnonzero((np.bincount(bucket, minlength=1 << bits) >= 2)[bucket])  # bool table: cache-friendly
+        cand = sel if cand is None else cand[sel]
+        hc = hc[sel]
+        if len(sel) > 0.9 * m:
             break
-    return cand
+    return np.arange(n) if cand is None else cand
 
 
 def pair_groups(a: np.ndarray, key: np.ndarray, mask: np.ndarray | None = None) -> PairGroups:
