@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,19 @@ from agentgym_credit.envs.alfworld.generator import TASK_TYPES, combo_is_held_ou
 from agentgym_credit.testing import check_credit_env  # noqa: E402
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfworld" / "dev"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _private_sas_cache(tmp_path_factory):
+    """An on-disk translation cache private to this module (nothing is written to ~/.cache)."""
+    path = str(tmp_path_factory.mktemp("sas"))
+    old = os.environ.get("AGENTGYM_CREDIT_SAS_CACHE")
+    os.environ["AGENTGYM_CREDIT_SAS_CACHE"] = path
+    yield path
+    if old is None:
+        os.environ.pop("AGENTGYM_CREDIT_SAS_CACHE", None)
+    else:
+        os.environ["AGENTGYM_CREDIT_SAS_CACHE"] = old
 
 
 def _need_dev() -> None:
@@ -120,7 +134,8 @@ def test_same_seed_same_state_keys_across_processes(source):
         _need_dev()
     runs = [
         subprocess.run([sys.executable, "-c", _SCRIPT, source], capture_output=True, text=True, check=True,
-                       env={"PYTHONHASHSEED": str(s), "PATH": "/usr/bin:/bin"})
+                       env={"PYTHONHASHSEED": str(s), "PATH": "/usr/bin:/bin",
+                            "AGENTGYM_CREDIT_SAS_CACHE": os.environ["AGENTGYM_CREDIT_SAS_CACHE"]})
         for s in (1, 2)
     ]
     a, b = (json.loads(r.stdout.strip().splitlines()[-1]) for r in runs)

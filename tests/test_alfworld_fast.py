@@ -22,6 +22,12 @@ from agentgym_credit.envs.alfworld.expert import oracle_action, task_spec  # noq
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfworld" / "dev"
 
 
+@pytest.fixture(autouse=True)
+def _private_sas_cache(tmp_path, monkeypatch):
+    """Each test gets an empty on-disk translation cache (nothing is written to ~/.cache)."""
+    monkeypatch.setenv("AGENTGYM_CREDIT_SAS_CACHE", str(tmp_path / "sas"))
+
+
 def _dev_games() -> list[Path]:
     if not DEV.is_dir():
         pytest.skip(f"real ALFWorld dev games not found at {DEV}")
@@ -111,3 +117,16 @@ def test_env_level_identical_with_stock_engine():
     assert ra == rb
     for cmd in ["jump", *ra[1]["admissible_actions"][:2]]:
         assert a.step(cmd) == b.step(cmd)
+
+
+def test_translation_read_back_from_disk_gives_identical_transcripts(tmp_path):
+    """The on-disk SAS cache: a game loaded from it plays exactly like the stock engine."""
+    from agentgym_credit.envs.alfworld import fast
+
+    games = _dev_games()
+    data = upgrade_game(json.loads(games[4].read_text()))
+    fast.translate(data["pddl_domain"], data["pddl_problem"], False)  # translate and write to disk
+    assert list((tmp_path / "sas").rglob("*.pkl.z"))
+    fast.translate.cache_clear()  # the next load reads the disk entry
+    rng = random.Random(4)
+    assert _play_both(data, lambda st, t: rng.choice(st["admissible_commands"]), 10) == 10

@@ -8,8 +8,11 @@ What lives here:
   memoized), the parsed symbols are never mutated (the derivation stack carries ``(symbol, context)``
   pairs instead of writing ``symbol.context``), and contexts are shallow-copied only where a query binds
   new variables instead of deep-copied at every symbol.
-- :class:`FastPddlState` — ``PddlState`` whose PDDL -> SAS translation (the bulk of a reset) is memoized
-  per ``(domain, problem)`` text, and whose planner task is translated only when the planner is asked.
+- :func:`translate` — Fast Downward's PDDL -> SAS translation (the bulk of a load and of every stock
+  reset), memoized per ``(domain, problem)`` text in memory and in an on-disk cache
+  (:func:`sas_cache_dir`; ``AGENTGYM_CREDIT_SAS_CACHE=0`` turns it off).
+- :class:`FastPddlState` — ``PddlState`` on :func:`translate`, whose planner task is translated only
+  when the planner is asked.
 - :func:`parse_logic` — the installed grammar is parsed once per process; a game on it differs only in
   its task sentence, which is all that is parsed per game.
 - :class:`FastPddlEnv` — ``textworld.envs.pddl.PddlEnv`` with the above, and the admissible command of
@@ -27,7 +30,13 @@ timings: ``python -m agentgym_credit.bench.alfworld_speed``).
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
+import pickle
+import sys
+import zlib
 from collections import Counter, defaultdict
+from pathlib import Path
 from typing import Any
 
 import fast_downward
@@ -107,10 +116,60 @@ def parse_logic(domain: str, grammar: str) -> _pddl_logic.GameLogic:
     return logic
 
 
+SAS_CACHE_MAX_ENTRIES = 6000
+"""About how many translations the disk cache keeps (~600 MB; ALFWorld's train + eval sets are 3,827
+games); past that, new translations are only kept in memory."""
+
+
+def sas_cache_dir() -> Path | None:
+    """Folder of the on-disk translation cache, or ``None`` when ``AGENTGYM_CREDIT_SAS_CACHE=0``.
+
+    ``$AGENTGYM_CREDIT_SAS_CACHE`` if set, else ``~/.cache/agentgym_credit/alfworld_sas``. Entries are
+    zlib-compressed pickles (~100 kB per game) written by this module; they are keyed by the domain and
+    problem texts and the ``fast_downward``/``textworld``/Python versions, so a stale entry is never read.
+    """
+    value = os.environ.get("AGENTGYM_CREDIT_SAS_CACHE", "")
+    if value == "0":
+        return None
+    return Path(value).expanduser() if value else Path.home() / ".cache" / "agentgym_credit" / "alfworld_sas"
+
+
+@functools.cache
+def _version_tag() -> str:
+    from importlib.metadata import version
+
+    return f"{version('fast-downward-textworld')}|{version('textworld')}|{sys.version_info[:2]}|v1"
+
+
 @functools.lru_cache(maxsize=32)
 def translate(domain: str, problem: str, optimize: bool) -> tuple[Any, str]:
-    """Fast Downward's PDDL -> SAS translation, memoized (a pure function of the two texts)."""
-    return fast_downward.pddl2sas(domain, problem, verbose=check_flag("TW_PDDL_DEBUG"), optimize=optimize)
+    """Fast Downward's PDDL -> SAS translation ``(task, sas)``, memoized in memory and on disk.
+
+    A pure function of the two texts (the translator is deterministic), so a cached result is the
+    result. ``task`` is ``None`` for ``optimize=True`` (only the planner's SAS text is used).
+    """
+    folder = sas_cache_dir()
+    path = None
+    if folder is not None:
+        key = hashlib.blake2b(f"{_version_tag()}\0{optimize}\0{domain}\0{problem}".encode(), digest_size=20).hexdigest()
+        path = folder / key[:2] / f"{key}.pkl.z"
+        try:
+            return pickle.loads(zlib.decompress(path.read_bytes()))
+        except Exception:  # missing or damaged entry: translate (again) and (over)write it
+            pass
+    task, sas = fast_downward.pddl2sas(domain, problem, verbose=check_flag("TW_PDDL_DEBUG"), optimize=optimize)
+    result = (None if optimize else task, sas)
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if len(os.listdir(path.parent)) * 256 >= SAS_CACHE_MAX_ENTRIES:  # bounded: ~100 kB an entry
+                return result
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(zlib.compress(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL), 6))
+            os.replace(tmp, path)
+        except OSError:  # a read-only or full disk only costs speed
+            pass
+    return result
 
 
 def _with_bindings(context: dict, mapping: dict) -> dict:
@@ -382,5 +441,6 @@ __all__ = [
     "parse_query",
     "parse_logic",
     "translate",
+    "sas_cache_dir",
     "is_state_free",
 ]
