@@ -83,8 +83,9 @@ def group_seed(seed: int, index: int) -> int:
     return int(np.random.SeedSequence([int(seed), int(index)]).generate_state(1, np.uint32)[0])
 
 
-def _parse_policy_output(out: Any, n: int) -> tuple[list[Any], list[dict[str, Any] | None], list[str | None] | None]:
-    """Actions, extras (``None`` = none) and per-entry errors (``None`` = no error at all)."""
+def _parse_policy_output(out: Any, n: int
+                         ) -> tuple[list[Any], list[dict[str, Any] | None] | None, list[str | None] | None]:
+    """Actions, extras (per entry, ``None`` = none; or ``None`` for all) and errors (likewise)."""
     if isinstance(out, (str, bytes)) or not isinstance(out, (Sequence, np.ndarray)):
         raise TypeError(
             f"policy must return a list with one action per observation, got {type(out).__name__}"
@@ -94,7 +95,7 @@ def _parse_policy_output(out: Any, n: int) -> tuple[list[Any], list[dict[str, An
         raise ValueError(f"policy returned {len(out)} actions for {n} observations; it must return exactly one "
                          "action per observation, in order")
     if set(map(type, out)) <= {str}:  # the plain case, kept cheap
-        return out, [None] * n, None
+        return out, None, None
     actions: list[Any] = []
     extras: list[dict[str, Any] | None] = []
     errors: list[str | None] = []
@@ -394,16 +395,14 @@ class GroupedRolloutCollector:
             nerr = 0
             limit = t + 1 >= max_steps
             for w in range(W):
-                for s, i, r in zip(slots[w], idx[w], results[w]):
+                for s, a, r in zip(slots[w], acts[w], results[w]):
                     if r.__class__ is EnvFailure:
                         fail(s, f"step {t} failed: {r.error}")
                         finished += 1
                         nerr += 1
                         continue
                     hist[s].append(r)
-                    acts_of[s].append(actions[i])
-                    if extras[i] is not None:
-                        cols.extras[base + s, t] = extras[i]
+                    acts_of[s].append(a)
                     if r[2] or r[3] or limit:
                         j = base + s
                         T["won"][j] = bool(r[4].get("won", False))
@@ -411,6 +410,11 @@ class GroupedRolloutCollector:
                         T["truncated"][j] = not r[2]
                         alive[s] = False
                         finished += 1
+            if extras is not None:  # kept by (trajectory, t); steps that failed have no row to join
+                for w in range(W):
+                    for s, i in zip(slots[w], idx[w]):
+                        if extras[i] is not None:
+                            cols.extras[base + s, t] = extras[i]
             bar.update(finished, sum(map(len, slots)) - nerr)
             active = [s for s in active if alive[s]]
             t += 1
@@ -442,7 +446,8 @@ class GroupedRolloutCollector:
         term_a = np.array(term, dtype=np.bool_)
         extras: list[dict[str, Any]] = [{} for _ in range(n)]
         for (j, tt), ex in cols.extras.items():
-            extras[int(starts[j]) + tt] = ex
+            if tt < lengths[j]:
+                extras[int(starts[j]) + tt] = ex
         task_of = T["task_id"]
         return RolloutBatch(
             group_id=np.asarray(T["group_id"], dtype=np.int64)[traj], traj_id=traj, t=t, reward=reward_a,
