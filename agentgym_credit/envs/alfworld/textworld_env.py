@@ -16,11 +16,13 @@ dependency) runs it; TextWorld's ``.json`` game file supplies the true facts.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -55,6 +57,15 @@ def _require_textworld() -> None:
         raise DependencyNotInstalled("textworld", "alfworld") from exc
 
 
+@contextlib.contextmanager
+def _quiet_jericho():
+    """Silence jericho's "not fully supported" warning: it cannot detect score/moves in TextWorld's story
+    files, but TextWorld tracks them itself from the game's ``.json``, so the warning does not apply."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is not fully supported.*")
+        yield
+
+
 def _settings_tag(settings: Mapping[str, Any]) -> str:
     return hashlib.blake2b(json.dumps(dict(settings), sort_keys=True).encode(), digest_size=6).hexdigest()
 
@@ -83,7 +94,8 @@ def ensure_game(challenge: str, settings: Mapping[str, Any], seed: int, cache_di
         options.file_ext = ".z8"
         options.force_recompile = True
         game = make(settings=dict(settings), options=options)
-        built = Path(textworld.generator.compile_game(game, options))
+        with _quiet_jericho():
+            built = Path(textworld.generator.compile_game(game, options))
         shutil.move(str(built.with_suffix(".json")), path.with_suffix(".json"))
         shutil.move(str(built), path)  # the .z8 last: its presence means the game is complete
     return path
@@ -158,7 +170,8 @@ class TextWorldEnv(CreditEnv):
                 self._env.close()
             infos = textworld.EnvInfos(won=True, lost=True, admissible_commands=True, facts=True, score=True,
                                        max_score=True, objective=True, policy_commands=self.expert)
-            self._env = textworld.start(str(path), request_infos=infos)
+            with _quiet_jericho():
+                self._env = textworld.start(str(path), request_infos=infos)
             self._loaded = path
         self._task_id = f"{self.challenge}/{seed}"
 
