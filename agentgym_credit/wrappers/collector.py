@@ -37,7 +37,9 @@ An env must therefore draw its transition randomness from ``self.np_random``.
 flagged, env rebuilt before its next use); a worker that dies or does not answer within
 ``timeout`` seconds is replaced and its in-flight trajectories are failed; Ctrl-C (or any
 ``KeyboardInterrupt`` raised inside ``collect``) terminates the workers before it propagates.
-The collector re-creates them on the next ``collect``.
+The collector re-creates them on the next ``collect``. ``collect`` warns (``UserWarning``) when any
+trajectory failed; ``batch.traj.failed``/``batch.traj.error`` say which and why, and ``batch.steps``
+leaves them out (see :mod:`~agentgym_credit.wrappers.rollout_batch`).
 
 **Env factories.** ``env`` is an env id (made with ``gym.make(env, **env_kwargs)`` in each worker)
 or a zero-argument callable returning an env. For ``backend="subprocess"`` (spawned processes) and
