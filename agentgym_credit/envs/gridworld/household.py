@@ -101,8 +101,8 @@ class HouseholdEnv(TabularTextEnv):
     ``(n_receptacles + 1) * 2**openable * (n_receptacles + 1)**n_objects``; a task with more than
     ``max_states`` reachable states raises ``ValueError`` at its first reset. With
     ``show_status=True`` a cleaned/cooled goal object is named so ("a mug 1 (clean)"); by default it
-    is not, as in ALFWorld. ``"put mug 1 in shelf 1"`` and ``"put mug 1
-    on shelf 1"`` are accepted for ALFWorld's ``"put mug 1 in/on shelf 1"``.
+    is not, as in ALFWorld. ``"put mug 1 in shelf 1"`` and ``"put mug 1 on shelf 1"`` are
+    accepted for ALFWorld's ``"put mug 1 in/on shelf 1"``.
 
     >>> env = HouseholdEnv(n_tasks=3)
     >>> obs, info = env.reset(seed=0, options={"task": 0})
