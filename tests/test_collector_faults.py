@@ -172,3 +172,9 @@ def test_hung_worker_times_out_and_is_replaced():
     finally:
         col.close()
     assert not any(_alive(p) for p in pids)
+
+
+def test_unpicklable_factory_is_a_clear_error():
+    col = GroupedRolloutCollector(lambda: ChainEnv(), group_size=2, backend="subprocess", progress=False)
+    with pytest.raises(TypeError, match="must be picklable"):
+        col.collect(chain_policy, tasks=1)

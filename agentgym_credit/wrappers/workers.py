@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import pickle
 import signal
 import time
 import traceback
@@ -231,6 +232,13 @@ class SubprocessBackend(Backend):
     ):
         if num_workers < 1:
             raise ValueError(f"num_workers must be >= 1, got {num_workers}")
+        try:
+            pickle.dumps(factory)
+        except Exception as e:
+            raise TypeError(
+                f"backend='subprocess' sends the env factory to new processes, so it must be picklable "
+                f"(a module-level function or class, or functools.partial of one; not a lambda): {e}"
+            ) from None
         self.num_workers = int(num_workers)
         self.timeout = float(timeout)
         self.start_timeout = float(start_timeout)
