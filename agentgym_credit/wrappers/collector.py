@@ -159,7 +159,8 @@ class GroupedRolloutCollector:
         env_kwargs: keyword arguments of ``gym.make`` (env ids only).
         max_active_groups: groups stepped together (default: all groups of a ``collect`` call);
             fewer bound the number of live envs to ``max_active_groups * group_size``.
-        timeout: seconds allowed for one worker round trip before the worker counts as dead.
+        timeout: seconds allowed for one worker round trip before the worker counts as dead
+            (subprocess and ray; the sync backend runs envs in the calling thread).
         start_method: multiprocessing start method of the subprocess backend.
         ray_options: ``.options(...)`` of each Ray actor (default ``{"num_cpus": 1}``).
 
