@@ -42,7 +42,6 @@ import agentgym_credit  # noqa: F401  (registers the credit/* envs)
 from agentgym_credit.bench import metrics as M
 from agentgym_credit.bench import report as R
 from agentgym_credit.credit import advantages, gigpo_step, step_returns
-from agentgym_credit.credit.hierarchy import level_table
 from agentgym_credit.credit.oracle import PolicyValues, Window, episode_windows, evaluate_policy
 from agentgym_credit.credit.policies import (
     BehaviourPolicy,
@@ -54,6 +53,7 @@ from agentgym_credit.credit.policies import (
 )
 from agentgym_credit.credit.steps import StepArrays
 from agentgym_credit.envs.gridworld.model import TabularModel
+from agentgym_credit.keys import MISSING
 from agentgym_credit.wrappers.collector import GroupedRolloutCollector
 from agentgym_credit.wrappers.rollout_batch import RolloutBatch
 
@@ -77,7 +77,8 @@ TASKS: dict[str, TaskSpec] = {
         TaskSpec("grid", "credit/GridWorld-v0", "fully observed (obs = state), loops, pits", fully_observed=True),
         TaskSpec("aliased", "credit/AliasedGrid-v0", "aliased: key carried is not shown (obs ≠ state)"),
         TaskSpec("cue", "credit/CueCorridor-v0", "history-dependent: a cue seen once decides the last door"),
-        TaskSpec("household", "credit/Household-v0", "household (ALFWorld-like), fully observed", fully_observed=True),
+        TaskSpec("household", "credit/Household-v0",
+                 "ALFWorld-like household; clean/cool flags and closed receptacles are not shown (aliased)"),
     )
 }
 """Task families of the benchmark (see each env's docstring)."""
@@ -128,8 +129,9 @@ POLICIES: dict[str, PolicySpec] = {
     p.name: p
     for p in (
         PolicySpec("uniform", "state", "near-random", lambda g: UniformPolicy()),
-        PolicySpec("softQ*(T=0.3)", "state", "medium", lambda g: NoisyOptimalPolicy(0.3, gamma=g)),
-        PolicySpec("softQ*(T=0.03)", "state", "near-optimal", lambda g: NoisyOptimalPolicy(0.03, gamma=g)),
+        PolicySpec("softQ*(T=0.3)", "state", "medium", lambda g: ProductPolicy(NoisyOptimalPolicy(0.3, gamma=g))),
+        PolicySpec("softQ*(T=0.03)", "state", "near-optimal",
+                   lambda g: ProductPolicy(NoisyOptimalPolicy(0.03, gamma=g))),
         PolicySpec("revisit-avoid(W=2)", "window", "near-random",
                    lambda g: RevisitAvoidingPolicy(window=2, factor=0.1)),
         PolicySpec("softQ*(T=0.3)×revisit(W=2)", "window", "medium",
@@ -137,7 +139,11 @@ POLICIES: dict[str, PolicySpec] = {
                                            RevisitAvoidingPolicy(window=2, factor=0.1))),
     )
 }
-"""Behaviour policies: state-based and history-window, from near-random to near-optimal."""
+"""Behaviour policies: state-based and history-window, from near-random to near-optimal.
+
+``softQ*(T)`` is softmax(Q*_0 / T) (stationary, see :class:`ProductPolicy`); ``revisit(W=2)``
+down-weights moves back into the last two states (:class:`RevisitAvoidingPolicy`, factor 0.1).
+"""
 
 # -- signals -------------------------------------------------------------------------------------
 
@@ -197,13 +203,37 @@ def bias_signals(steps: StepArrays, gamma: float) -> dict[str, np.ndarray]:
         "gigpo[obs]·A^S": gigpo_step(steps, gamma=gamma, anchor="obs_key", step_norm="mean"),
         "hgpo·A^H": advantages("hgpo", steps, gamma=gamma, norm="mean"),
         "hgpo_precision·A^H": advantages("hgpo_precision", steps, gamma=gamma, norm="mean"),
-        "drgrpo": advantages("drgrpo", steps),
     }
-    tab = level_table(steps, step_returns(steps, gamma), steps.num_levels, "mean", "sample", 0.0)
     for k in range(steps.num_levels):
-        out[f"A_{k}"] = tab.adv[:, k]
-        out[f"A_{k}:has"] = (tab.size[:, k] >= 2).astype(np.float64)
+        a_k, has, m = level_term(steps, k, gamma, with_size=True)
+        out[f"A_{k}"] = a_k
+        out[f"A_{k}:has"] = has.astype(np.float64)
+        # diagnostic: R_t minus the mean of the OTHER members (A_k · m/(m−1)), no own-return shrinkage
+        out[f"A_{k} loo"] = a_k * np.where(has, m / np.maximum(m - 1, 1), 0.0)
+        out[f"A_{k} loo:has"] = out[f"A_{k}:has"]
     return out
+
+
+def level_term(steps: StepArrays, k: int, gamma: float, with_size: bool = False) -> tuple[np.ndarray, ...]:
+    """HGPO's level-k advantage A_k = R_t − mean over G_k (F_norm = 1) alone, and where G_k exists.
+
+    With ``with_size=True`` also returns the size m of each row's level-k group (1 = no group).
+
+    Computed with GiGPO's step term on ``history_keys[:, k]`` as the anchor key: the same grouping
+    (pairs (group_id, key)) and the same return. Rows without a level-k context (t < k, key
+    :data:`~agentgym_credit.keys.MISSING`) get a key of their own, so they stay singletons (0).
+    """
+    keys = steps.history_keys[:, k].copy()
+    missing = keys == np.uint64(MISSING)
+    keys[missing] = np.uint64(1 << 63) + np.flatnonzero(missing).astype(np.uint64)
+    a_k = gigpo_step(replace(steps, state_key=keys), gamma=gamma, anchor="state_key", step_norm="mean")
+    pair = np.stack([steps.group_id.astype(np.uint64), keys], axis=1)
+    _, inv, counts = np.unique(pair, axis=0, return_inverse=True, return_counts=True)
+    size = np.where(missing, 1, counts[inv.ravel()])
+    has = size >= 2
+    if with_size:
+        return np.asarray(a_k, dtype=np.float64), has, size
+    return np.asarray(a_k, dtype=np.float64), has
 
 
 # -- collection and ground truth -----------------------------------------------------------------
@@ -302,6 +332,18 @@ class Truth:
     q: np.ndarray
     v: np.ndarray
     cell: np.ndarray
+    state_cell: np.ndarray
+
+    def history_spread(self) -> float:
+        """RMS over rows of V^π(s_t, window_t, t) minus its mean over the rows with the same (s_t, t).
+
+        The part of the true value that the state (and time) alone does not explain: what a
+        history-aware baseline (HGPO's deeper levels) could remove from a state-anchored one
+        (GiGPO). Zero for state-based policies.
+        """
+        _, inv, counts = np.unique(self.state_cell, return_inverse=True, return_counts=True)
+        mean = np.bincount(inv, weights=self.v) / counts
+        return float(np.sqrt(np.mean((self.v - mean[inv]) ** 2))) if len(self.v) else float("nan")
 
 
 def true_advantages(batch: RolloutBatch, gt: GroundTruth, spec: PolicySpec) -> Truth:
@@ -313,7 +355,9 @@ def true_advantages(batch: RolloutBatch, gt: GroundTruth, spec: PolicySpec) -> T
     n = len(batch)
     adv, q, v = np.empty(n), np.empty(n), np.empty(n)
     cells = np.empty(n, dtype=np.int64)
+    state_cells = np.empty(n, dtype=np.int64)
     cell_ids: dict[tuple, int] = {}
+    state_ids: dict[tuple, int] = {}
     order = np.lexsort((batch.t, batch.traj_id))
     trajs = batch.traj_id[order]
     bounds = np.flatnonzero(np.r_[True, trajs[1:] != trajs[:-1], True])
@@ -331,7 +375,8 @@ def true_advantages(batch: RolloutBatch, gt: GroundTruth, spec: PolicySpec) -> T
         adv[rows], q[rows], v[rows] = A, Q, V
         for r, si, ai, w in zip(rows, s, a, wins):
             cells[r] = cell_ids.setdefault((task_id, int(si), w, int(ai)), len(cell_ids))
-    return Truth(adv, q, v, cells)
+            state_cells[r] = state_ids.setdefault((task_id, int(si), int(batch.t[r])), len(state_ids))
+    return Truth(adv, q, v, cells, state_cells)
 
 
 # -- the benchmark -------------------------------------------------------------------------------
@@ -344,9 +389,9 @@ class CreditBenchConfig:
     tasks: tuple[str, ...] = tuple(TASKS)
     policies: tuple[str, ...] = tuple(POLICIES)
     group_sizes: tuple[int, ...] = (2, 4, 8, 16)
-    seeds: int = 5
-    trajectories: int = 256
-    instances: int = 8
+    seeds: int = 4
+    trajectories: int = 128
+    instances: int = 6
     gamma: float = 0.95
     history_depth: int = 3
     threshold: float = M.DECISIVE_THRESHOLD
@@ -361,7 +406,7 @@ class CreditBenchConfig:
     def quick_config(cls, **kw: Any) -> CreditBenchConfig:
         """The ``--quick`` sizes: every task, N and signal, fewer policies, rollouts and seeds."""
         base = dict(policies=("uniform", "softQ*(T=0.3)", "softQ*(T=0.3)×revisit(W=2)"), seeds=2,
-                    trajectories=32, instances=4, quick=True)
+                    trajectories=32, instances=2, quick=True)
         base.update(kw)
         return cls(**base)
 
@@ -421,12 +466,16 @@ def run_benchmark(cfg: CreditBenchConfig) -> BenchResult:
                 "task": task, "policy": pol, "N": n, "seed": seed, "steps": len(batch),
                 "trajectories": batch.num_trajectories, "groups": batch.num_groups,
                 "success": batch.success_rate, "decisive": float(np.mean(np.abs(truth.adv) > cfg.threshold)),
-                "true_adv_std": float(truth.adv.std()), "seconds": time.perf_counter() - t0,
+                "true_adv_std": float(truth.adv.std()), "v_history_spread": truth.history_spread(),
+                "seconds": time.perf_counter() - t0,
             })
             pooled_true.append(truth.adv)
             pooled_cell.append(truth.cell)
+            # E[R_t - Q^π | step] = 0, so subtracting it leaves each row's expected error unchanged and
+            # removes the return noise: what remains is the baseline's error V^π - b̂ (see write_report)
+            noise = np.asarray(step_returns(steps, cfg.gamma)) - truth.q
             for name, est in bias_signals(steps, cfg.gamma).items():
-                pooled_sig[name].append(est)
+                pooled_sig[name].append(est if name.endswith(":has") else est - noise)
         true_all = np.concatenate(pooled_true)
         # cells are numbered per run; make them global over seeds by offsetting
         cells, off = [], 0
@@ -471,12 +520,19 @@ def summarize(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _nanmean(values: Sequence[float]) -> float:
+    """Mean of the finite values; NaN (no warning) when there are none."""
+    v = np.asarray(list(values), dtype=np.float64)
+    v = v[np.isfinite(v)]
+    return float(v.mean()) if v.size else float("nan")
+
+
 def _index(summary: Sequence[dict[str, Any]]) -> dict[tuple, dict[str, Any]]:
     return {(r["task"], r["policy"], int(r["N"]), r["signal"]): r for r in summary}
 
 
-def findings(cfg: CreditBenchConfig, summary: Sequence[dict[str, Any]], bias: Sequence[dict[str, Any]]
-             ) -> list[str]:
+def findings(cfg: CreditBenchConfig, summary: Sequence[dict[str, Any]], bias: Sequence[dict[str, Any]],
+             info: Sequence[dict[str, Any]] = ()) -> list[str]:
     """The predictions of the papers, checked on this run's numbers (markdown bullet lines)."""
     S = _index(summary)
     B = {(r["task"], r["policy"], int(r["N"]), r["signal"]): r for r in bias}
@@ -511,6 +567,21 @@ def findings(cfg: CreditBenchConfig, summary: Sequence[dict[str, Any]], bias: Se
             d, t, p, n, ra, rb = worst
             line += f" Worst cell: {t}, {p}, N={n}: A^S r = {ra:.3f} vs GRPO r = {rb:.3f}."
         lines.append(line)
+    for t in cfg.tasks:
+        if t in full:
+            continue
+        w, tot, _, margins = cmp_cells([t], cfg.policies, ns4, "gigpo[state]·A^S", "grpo")
+        if tot:
+            lines.append(f"- {t} (not fully observed, outside the prediction): A^S beats GRPO's episode advantage in "
+                         f"{w}/{tot} cells at N ≥ 4 (mean Pearson margin {np.mean(margins):+.3f}).")
+    for t in cfg.tasks:
+        for p in cfg.policies:
+            g = [S[(t, p, n, "grpo")]["nonzero"] for n in ns4 if (t, p, n, "grpo") in S]
+            a = [S[(t, p, n, "gigpo[state]·A^S")]["nonzero"] for n in ns4 if (t, p, n, "gigpo[state]·A^S") in S]
+            if g and a and np.mean(g) < 0.05:
+                lines.append(f"- {t} / {p}: every rollout of a group gets the same return, so GRPO's advantage is 0 on "
+                             f"{1 - np.mean(g):.0%} of steps (undiscounted R(τ) ignores how fast the goal is reached), "
+                             f"while A^S (discounted R_t) is nonzero on {np.mean(a):.0%}.")
     # 2. aliased task: state_key vs obs_key anchors
     if "aliased" in cfg.tasks:
         w, tot, worst, margins = cmp_cells(["aliased"], cfg.policies, cfg.group_sizes, "gigpo[state]·A^S",
@@ -524,6 +595,14 @@ def findings(cfg: CreditBenchConfig, summary: Sequence[dict[str, Any]], bias: Se
             if worst is not None and worst[0] <= 0:
                 d, t, p, n, ra, rb = worst
                 line += f" Worst cell: {p}, N={n}: state r = {ra:.3f} vs obs r = {rb:.3f}."
+            nz = {k: np.mean([S[("aliased", p, n, k)]["nonzero"] for p in cfg.policies for n in cfg.group_sizes
+                              if ("aliased", p, n, k) in S]) for k in ("gigpo[state]·A^S", "gigpo[obs]·A^S")}
+            bs = {k: _nanmean([B[("aliased", p, n, k)]["bias"] for p in cfg.policies for n in cfg.group_sizes
+                                 if ("aliased", p, n, k) in B]) for k in nz}
+            line += (f" Why: obs_key anchors pool the with-key and without-key states, so more steps find a group "
+                     f"(nonzero share {nz['gigpo[obs]·A^S']:.0%} vs {nz['gigpo[state]·A^S']:.0%} with state_key) "
+                     f"at the price of bias (mean {bs['gigpo[obs]·A^S']:.4f} vs {bs['gigpo[state]·A^S']:.4f} in "
+                     "reward units); correlation weighs both.")
             lines.append(line)
     # 3. history-window policies: HGPO bias vs GiGPO bias
     wins, tot, rows = 0, 0, []
@@ -549,6 +628,36 @@ def findings(cfg: CreditBenchConfig, summary: Sequence[dict[str, Any]], bias: Se
             t, p, n, h, g = max(bad, key=lambda r: r[3] - r[4])
             line += f" Largest exception: {t}, {p}, N={n}: {h:.4f} vs {g:.4f}."
         lines.append(line)
+        wpols = [p for p in cfg.policies if POLICIES[p].kind == "window"]
+        for t in cfg.tasks:
+            spread = [r["v_history_spread"] for r in info if r["task"] == t and r["policy"] in wpols
+                      and math.isfinite(r.get("v_history_spread", float("nan")))]
+            lv, bk = [], []
+            for k in range(cfg.history_depth + 1):
+                vals = [B[(t, p, n, f"A_{k}")] for p in wpols for n in cfg.group_sizes if (t, p, n, f"A_{k}") in B]
+                b = float(_nanmean([r["bias"] for r in vals]))
+                cov = float(np.mean([r["coverage"] for r in vals] or [np.nan]))
+                bk.append(b)
+                lv.append(f"A_{k} {b:.4f} ({cov:.0%} of rows)")
+            loo = []
+            for k in range(cfg.history_depth + 1):
+                vals = [B[(t, p, n, f"A_{k} loo")] for p in wpols for n in cfg.group_sizes
+                        if (t, p, n, f"A_{k} loo") in B]
+                loo.append(float(_nanmean([r["bias"] for r in vals])))
+            if spread:
+                trend = "rises" if bk[-1] > bk[0] else "falls"
+                loo_trend = "rises" if loo[-1] > loo[0] else "falls"
+                lines.append(
+                    f"  - {t}: at a fixed (state, t) the true V^π varies with the history window by "
+                    f"{np.mean(spread):.4f} (RMS over rows; what a history-aware baseline could remove). Per-level "
+                    f"bias (mean over window policies and N): {', '.join(lv)} — it {trend} with depth. With the "
+                    "step's own return taken out of the group mean (A_k·m/(m−1), a diagnostic), it "
+                    f"{loo_trend}: " + ", ".join(f"A_{k} {b:.4f}" for k, b in enumerate(loo)) + ". "
+                    + ("So the deeper levels' extra bias is the 1/m weight of the step's own return in their "
+                       "smaller groups, which pulls A_k toward 0." if trend == "rises" and loo_trend == "falls" else
+                       "The own-return weight of smaller groups explains part of the deeper levels' extra bias, "
+                       "not all of it." if trend == "rises" and loo[-1] - loo[0] < bk[-1] - bk[0] else
+                       "The own-return weight of smaller groups does not explain the trend."))
     # 4. the ceiling and the sparsity of step terms
     ceil = [S[k]["pearson"] for k in S if k[3] == "gae(true V)" and math.isfinite(S[k]["pearson"])]
     if ceil:
@@ -624,13 +733,15 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
            f"{cfg.threshold}; a zero estimate counts 0.5), **scaled RMSE** (RMSE after the best c ≥ 0 "
            "rescaling, divided by RMS(A^π): 1 = no better than 0), and the **nonzero fraction**. "
            "Intervals are 95% Student-t over seeds. **Bias** is the systematic error in reward units "
-           "(F_norm = 1): per cell (task instance, augmented state, action) the mean error minus its "
-           f"sampling noise, pooled over seeds, RMS over cells with ≥ {cfg.bias_min_count} rows; "
-           "each HGPO level A_k is scored on the rows where its group exists.", ""]
+           "(F_norm = 1): per row the error Â − A^π minus the zero-mean return noise R_t − Q^π (known "
+           "exactly here, so the row keeps its expected error and loses most of its variance); then per "
+           "cell (task instance, augmented state, action) the mean error with its remaining sampling "
+           f"noise removed, pooled over seeds, RMS over cells with ≥ {cfg.bias_min_count} rows; each HGPO "
+           "level A_k is scored on the rows where its group exists.", ""]
     md += ["Signals:", ""] + [f"- `{k}` — {v}" for k, v in SIGNALS.items()] + [""]
     md += ["Policies:", ""] + [f"- `{p}` — {POLICIES[p].kind}-based, {POLICIES[p].strength}" for p in cfg.policies]
     md += ["", "Tasks:", ""] + [f"- `{t}` ({TASKS[t].env_id}) — {TASKS[t].kind}" for t in cfg.tasks] + [""]
-    md += ["## Findings", ""] + findings(cfg, summary, res.bias) + [""]
+    md += ["## Findings", ""] + findings(cfg, summary, res.bias, res.info) + [""]
     md += ["## Behaviour of the policies", ""]
     info_rows = []
     for t in cfg.tasks:
@@ -655,7 +766,7 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
             rs = [S.get((t, p, nmax, sig)) for p in cfg.policies]
             rs = [r for r in rs if r is not None]
             if rs:
-                rows.append([t, sig] + [R.fmt_num(float(np.nanmean([r[m] for r in rs])), 3) for m in METRICS])
+                rows.append([t, sig] + [R.fmt_num(_nanmean([r[m] for r in rs]), 3) for m in METRICS])
     md += [f"Mean over policies, N = {nmax}.", "",
            R.markdown_table(["task", "signal", *[METRIC_TITLES[m] for m in METRICS]], rows, align="ll" + "r" * 5), ""]
     md += ["## Bias vs A^π (reward units), per HGPO level", ""]
@@ -705,9 +816,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="agentgym-credit bench credit",
                                 description="Credit accuracy of GRPO/GiGPO/HGPO against the exact A^π on synthetic tasks.")
     p.add_argument("--quick", action="store_true", help="CI sizes (< 1 min): fewer policies, rollouts and seeds")
-    p.add_argument("--seeds", type=int, default=None, help="seeds per cell (default 5; quick 2)")
-    p.add_argument("--trajectories", type=int, default=None, help="rollouts per run (default 256; quick 32)")
-    p.add_argument("--instances", type=int, default=None, help="task instances per family (default 8; quick 4)")
+    p.add_argument("--seeds", type=int, default=None, help="seeds per cell (default 4; quick 2)")
+    p.add_argument("--trajectories", type=int, default=None, help="rollouts per run (default 128; quick 32)")
+    p.add_argument("--instances", type=int, default=None, help="task instances per family (default 6; quick 2)")
     p.add_argument("--tasks", nargs="+", default=None, choices=sorted(TASKS), help="task families")
     p.add_argument("--policies", nargs="+", default=None, choices=list(POLICIES), help="behaviour policies")
     p.add_argument("--group-sizes", nargs="+", type=int, default=None, help="N values (default 2 4 8 16)")
@@ -771,6 +882,7 @@ __all__ = [
     "true_advantages",
     "estimator_signals",
     "bias_signals",
+    "level_term",
     "run_benchmark",
     "summarize",
     "findings",
