@@ -18,7 +18,8 @@ candidate's position (a value sort is faster than ``argsort`` and still yields t
 runs of equal truncated ``h`` are the groups. Because two different pairs could share the truncated
 ``h``, neighbours inside every run are compared pair-by-pair; on any mismatch the candidates are
 regrouped exactly with ``np.lexsort((key, a))``. The result is therefore exact for any input,
-and costs one bucket count plus one value sort of the rows that can share a group.
+and costs a few bucket counts (each on fewer rows) plus one value sort of the rows that can
+share a group.
 
 Rows whose group has a single member, and rows excluded by ``mask`` (e.g. a history level that is
 :data:`~agentgym_credit.keys.MISSING` at that step), get code ``-1``: every estimator gives them 0
