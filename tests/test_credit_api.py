@@ -103,7 +103,9 @@ def test_pair_groups_exact_even_with_many_shared_keys():
     for i, p in enumerate(zip(a.tolist(), key.tolist())):
         pairs.setdefault(p, []).append(i)
     multi = sorted(sorted(v) for v in pairs.values() if len(v) > 1)
-    got = sorted(sorted(g.members[g.starts[j]:g.starts[j] + g.size[j]].tolist()) for j in range(g.num_groups))
+    got = sorted(sorted(g.members[g.member_code == j].tolist()) for j in range(g.num_groups))
+    assert np.array_equal(g.code[g.head], np.arange(g.num_groups))
+    assert np.array_equal(np.bincount(g.member_code), g.size)
     assert got == multi
     assert np.all(g.code[[v[0] for v in pairs.values() if len(v) == 1]] == -1)
 

@@ -82,8 +82,9 @@ def group_stats(steps: StepArrays) -> GroupStats:
         levels[f"history_{k}"] = _level(pair_groups(steps.group_id, key, mask=key != np.uint64(MISSING)), n)
     aliased = 0
     if by_obs.num_groups:
-        sk = steps.state_key[by_obs.members]
-        mixes = np.minimum.reduceat(sk, by_obs.starts) != np.maximum.reduceat(sk, by_obs.starts)
+        c = by_obs.member_code
+        differ = steps.state_key[by_obs.members] != steps.state_key[by_obs.head][c]
+        mixes = np.bincount(c, weights=differ, minlength=by_obs.num_groups) > 0
         aliased = int(by_obs.size[mixes].sum())
     lay = steps.layout
     n_groups = int(len(np.unique(lay.group_of_traj)))

@@ -2,7 +2,7 @@
 
 What lives here:
 
-- :func:`mix64`: a 64-bit mix of an (int64, uint64) pair, used as a sort key;
+- :func:`mix64`: a 64-bit mix of an (int64, uint64) pair, used as a hash;
 - :class:`PairGroups` and :func:`pair_groups`: the non-singleton groups of rows that share a pair;
 - :func:`group_mean_std`: per-group mean, standard deviation and an exact "all values equal" flag;
 - :func:`normalized_deviation`: ``(x - mean_G) / F_norm`` per row, 0 outside groups of size >= 2.
@@ -11,15 +11,12 @@ How pairs are grouped (no Python loop per step or per group). A key is only comp
 group (``group_id``): equal ``state_key`` in two different groups are two different anchor groups.
 Each pair ``(a, key)`` is mixed to one uint64 ``h`` (splitmix64 finalizer). Rows whose ``h`` falls
 in a hash bucket (a window of bits of ``h``, about 2 buckets per row, counted with ``np.bincount``)
-holding only them are singletons for sure (equal pairs have equal ``h``) and are never sorted; the
-count repeats on the survivors with other bit windows while it still removes rows. The remaining m
-candidates are sorted by one value sort of ``h`` with its low ceil(log2 m) bits replaced by the
-candidate's position (a value sort is faster than ``argsort`` and still yields the permutation);
-runs of equal truncated ``h`` are the groups. Because two different pairs could share the truncated
-``h``, neighbours inside every run are compared pair-by-pair; on any mismatch the candidates are
-regrouped exactly with ``np.lexsort((key, a))``. The result is therefore exact for any input,
-and costs a few bucket counts (each on fewer rows) plus one value sort of the rows that can
-share a group.
+holding only them are singletons for sure (equal pairs have equal ``h``) and are dropped; the count
+repeats on the survivors with other bit windows while it still removes rows. The remaining
+candidates go through an open hash table built in vectorized rounds (:func:`_representatives`):
+each row finds a representative row with the same pair, compared pair-by-pair, so the result is
+exact for any input even if two pairs share ``h``. Group sizes come from ``np.bincount`` of the
+representatives. No sort at all: the cost is linear in the number of rows.
 
 Rows whose group has a single member, and rows excluded by ``mask`` (e.g. a history level that is
 :data:`~agentgym_credit.keys.MISSING` at that step), get code ``-1``: every estimator gives them 0
@@ -55,14 +52,15 @@ class PairGroups:
     """Groups of size >= 2 among ``n`` rows.
 
     ``code[i]``: group index of row i (0..G-1), or -1 (singleton or excluded). ``members``: row
-    indices of all grouped rows, sorted by group; group g is ``members[starts[g]:starts[g] + size[g]]``.
-    ``member_code``: ``code[members]``. ``n_included``: rows not masked out (singletons included).
+    indices of all grouped rows (ascending), ``member_code``: ``code[members]``; ``head[g]``: one
+    row of group g (its representative); ``size[g]``: its number of rows. ``n_included``: rows not
+    masked out (singletons included).
     """
 
     code: np.ndarray
     members: np.ndarray
     member_code: np.ndarray
-    starts: np.ndarray
+    head: np.ndarray
     size: np.ndarray
     n_included: int
 
@@ -118,51 +116,64 @@ def pair_groups(a: np.ndarray, key: np.ndarray, mask: np.ndarray | None = None) 
     m = len(cand)
     if m < 2:
         return PairGroups(code, empty, empty, empty, empty, n_included)
-    # sort the candidates by h; the low bits of the sort key carry the candidate's position, so
-    # a plain value sort (faster than argsort) also yields the permutation
-    ib = int(m - 1).bit_length()
-    low = np.uint64((1 << ib) - 1)
-    packed = (h[cand] & ~low) | np.arange(m, dtype=np.uint64)
-    packed.sort()
-    rows = cand[(packed & low).astype(np.intp)]
-    hs = packed >> np.uint64(ib)
-    brk = np.empty(m, dtype=bool)
-    brk[0] = True
-    np.not_equal(hs[1:], hs[:-1], out=brk[1:])
-    ar, kr = ai[rows], ki[rows]
-    if np.any(((ar[1:] != ar[:-1]) | (kr[1:] != kr[:-1])) & ~brk[1:]):
-        # two different pairs share the (truncated) mixed hash: regroup the candidates exactly
-        o = np.lexsort((kr, ar))
-        rows, ar, kr = rows[o], ar[o], kr[o]
-        brk[1:] = (ar[1:] != ar[:-1]) | (kr[1:] != kr[:-1])
-    run_start = np.flatnonzero(brk)
-    run_size = np.diff(np.append(run_start, m))
-    keep_run = run_size >= 2
-    size = run_size[keep_run]
-    members = rows[np.repeat(keep_run, run_size)]
+    rep = _representatives(h[cand], ai[cand], ki[cand])
+    counts = np.bincount(rep, minlength=m)
+    grouped = np.flatnonzero(counts[rep] >= 2)
+    is_head = counts >= 2
+    new_id = np.cumsum(is_head) - 1
+    members = cand[grouped]
+    head = cand[np.flatnonzero(is_head)]
     if idx is not None:
-        members = idx[members]
-    member_code = np.repeat(np.arange(len(size), dtype=np.int64), size)
+        members, head = idx[members], idx[head]
+    member_code = new_id[rep[grouped]]
     code[members] = member_code
-    starts = np.append(0, np.cumsum(size)[:-1]).astype(np.int64)
-    return PairGroups(code, members, member_code, starts, size, n_included)
+    return PairGroups(code, members, member_code, head, counts[is_head], n_included)
 
+
+def _representatives(h: np.ndarray, a: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """For each row, the index of one row with the same (a, key): an open hash table in rounds.
+
+    Each round every unresolved row writes its index into slot ``window(h)`` of a table of about
+    2 slots per row and reads the slot back: rows whose pair equals the pair of the row that landed
+    there are resolved to it. All rows of a pair share the slot, so the landing row's pair resolves
+    completely; the others retry with another bit window of ``h``. Exact whatever ``h`` is (only
+    the number of rounds depends on its quality).
+    """
+    m = len(h)
+    tb = int(m - 1).bit_length() + 1
+    table = np.empty(1 << tb, dtype=np.intp)
+    rep = np.empty(m, dtype=np.intp)
+    todo = np.arange(m)
+    hc, ac, kc = h, a, key
+    r = 0
+    while len(todo):
+        shift = np.uint64(64 - tb - (r * 11) % (64 - tb + 1))
+        slot = (hc >> shift).view(np.int64) & ((1 << tb) - 1)
+        table[slot] = todo
+        w = table[slot]
+        same = (a[w] == ac) & (key[w] == kc)
+        rep[todo[same]] = w[same]
+        left = np.flatnonzero(~same)
+        todo, hc, ac, kc = todo[left], hc[left], ac[left], kc[left]
+        r += 1
+    return rep
 
 def group_mean_std(x: np.ndarray, groups: PairGroups, ddof: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-group mean, standard deviation (two-pass, ``ddof`` 0 or 1) and an all-equal flag.
 
-    The all-equal flag compares each group's minimum and maximum, so a group of identical values is
-    recognized exactly even where the floating-point mean differs from them in the last bit.
+    The all-equal flag compares every member with the group's head row, so a group of identical
+    values is recognized exactly even where the floating-point mean differs from them in the last bit.
     """
     g = groups.num_groups
     if g == 0:
         z = np.zeros(0)
         return z, z, np.zeros(0, dtype=bool)
-    xm = x[groups.members]  # members are contiguous per group: segment reductions, no scatter
-    mean = np.add.reduceat(xm, groups.starts) / groups.size
-    dev = xm - np.repeat(mean, groups.size)
-    var = np.add.reduceat(dev * dev, groups.starts) / (groups.size - ddof)
-    const = np.minimum.reduceat(xm, groups.starts) == np.maximum.reduceat(xm, groups.starts)
+    c, g_size = groups.member_code, groups.size
+    xm = x[groups.members]
+    mean = np.bincount(c, weights=xm, minlength=g) / g_size
+    dev = xm - mean[c]
+    var = np.bincount(c, weights=dev * dev, minlength=g) / (g_size - ddof)
+    const = np.bincount(c, weights=xm != x[groups.head][c], minlength=g) == 0
     return mean, np.sqrt(var), const
 
 
@@ -177,11 +188,11 @@ def normalized_deviation(x: np.ndarray, groups: PairGroups, norm: str = "mean_st
     if groups.num_groups == 0:
         return out
     mean, sd, const = group_mean_std(x, groups, ddof=1 if std == "sample" else 0)
-    m = groups.members
-    dev = x[m] - np.repeat(mean, groups.size)
+    m, c = groups.members, groups.member_code
+    dev = x[m] - mean[c]
     if norm == "mean_std":
-        dev /= np.repeat(sd + eps, groups.size)
-    dev[np.repeat(const, groups.size)] = 0.0
+        dev /= (sd + eps)[c]
+    dev[const[c]] = 0.0
     out[m] = dev
     return out
 
