@@ -93,8 +93,8 @@ def ensure_game(challenge: str, settings: Mapping[str, Any], seed: int, cache_di
         options.path = str(Path(tmp) / path.name)
         options.file_ext = ".z8"
         options.force_recompile = True
-        game = make(settings=dict(settings), options=options)
-        with _quiet_jericho():
+        with _quiet_jericho():  # the challenges replay their walkthrough on a compiled copy while making
+            game = make(settings=dict(settings), options=options)
             built = Path(textworld.generator.compile_game(game, options))
         shutil.move(str(built.with_suffix(".json")), path.with_suffix(".json"))
         shutil.move(str(built), path)  # the .z8 last: its presence means the game is complete
