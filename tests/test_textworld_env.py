@@ -61,6 +61,14 @@ def test_games_are_cached_and_reproducible(cache):
     assert k1 == k2 and len(set(k1)) == len(k1)
 
 
+def test_cooking_eval_out_uses_the_challenge_test_split():
+    assert TextWorldEnv("tw-cooking", split="eval_out").settings["split"] == "test"
+    assert TextWorldEnv("tw-cooking", split="eval_in").settings["split"] == "train"
+    assert TextWorldEnv("tw-cooking", split="eval_out", settings={"split": "valid"}).settings["split"] == "valid"
+    seeds = {s: {TextWorldEnv("tw-simple", split=s).game_seed(i) for i in range(20)} for s in ("train", "eval_in")}
+    assert seeds["train"].isdisjoint(seeds["eval_in"]) and len(seeds["train"]) == 20
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="challenge"):
         TextWorldEnv("tw-zork")

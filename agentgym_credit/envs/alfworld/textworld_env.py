@@ -105,7 +105,8 @@ class TextWorldEnv(CreditEnv):
     """TextWorld's generated games (``tw-make`` challenges), compiled offline and cached.
 
     Game ``i`` of a split is the challenge's game with seed ``stable_hash("tw:<challenge>:<split>:<i>")
-    mod 65521`` (train, eval_in and eval_out draw from disjoint hash streams of the same settings).
+    mod 65521``: train, eval_in and eval_out draw different seeds from the same settings, except that for
+    ``tw-cooking`` eval_out uses the challenge's own ``test`` split (foods and recipes unseen in train).
     ``reset(seed=s)`` draws a game index with the env's RNG; ``options={"task": i}`` picks one.
 
     Reward: the game's score increase times ``score_scale``, plus ``reward_success`` on winning;
@@ -147,6 +148,9 @@ class TextWorldEnv(CreditEnv):
             raise ValueError(f"unknown {challenge} settings {sorted(unknown)}; known: {sorted(CHALLENGE_SETTINGS[challenge])}")
         self.challenge, self.split, self.num_games = challenge, split, int(num_games)
         self.settings = {**CHALLENGE_SETTINGS[challenge], **dict(settings or {})}
+        if challenge == "tw-cooking" and "split" not in (settings or {}):
+            # the cooking challenge's own split: its "test" foods and recipes never appear in "train"
+            self.settings["split"] = "test" if split == "eval_out" else "train"
         self.cache_dir = Path(cache_dir) if cache_dir is not None else textworld_cache_dir()
         self.score_scale, self.reward_success = float(score_scale), float(reward_success)
         self.reward_invalid, self.expert, self.max_steps = float(reward_invalid), bool(expert), int(max_steps)
