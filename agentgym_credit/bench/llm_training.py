@@ -37,14 +37,14 @@ from agentgym_credit.bench.report import (
 
 BASE: dict[str, Any] = {
     "env_id": "credit/GridWorld-v0",
-    "env_kwargs": {"size": 4, "n_tasks": 20},
+    "env_kwargs": {"size": 4, "n_tasks": 20, "wall_density": 0.0, "n_traps": 0},
     "group_size": 8,
     "groups_per_iter": 4,
     "max_steps": 8,
     "max_new_tokens": 4,
     "history_len": 0,
     "history_depth": 1,
-    "lr": 7e-4,
+    "lr": 1e-3,
     "ppo_epochs": 2,
     "minibatches": 2,
     "format_warmup_steps": 150,
@@ -129,8 +129,9 @@ def write_report(results: list[dict], args: argparse.Namespace, out: Path, comma
 Total wall time: {total_s:.0f} s, CPU time of the process {cpu_s:.0f} s (budget: 15 min on this machine); load
 average at the end {load} on {os.cpu_count()} cores (the machine was shared with other jobs).
 
-**Setup.** `credit/GridWorld-v0` with 4x4 layouts (20 tasks), at most {BASE["max_steps"]} steps, reward 1 on
-reaching the goal. The policy is a 2-layer Qwen2-shaped model (hidden {BASE["tiny_hidden"]}, random init) with a
+**Setup.** `credit/GridWorld-v0` with open 4x4 layouts (no walls, no pits; 20 tasks = start/goal
+pairs), at most {BASE["max_steps"]} steps, reward 1 on reaching the goal. The observation names the
+goal's direction, so "move toward the goal" is optimal — but the model has to learn to read it. The policy is a 2-layer Qwen2-shaped model (hidden {BASE["tiny_hidden"]}, random init) with a
 byte-level BPE tokenizer trained on the env's own text; it writes its action as free text
 (ActionProjection maps it to an admissible action; anything else is an invalid no-op, penalized
 0.1 in the return). Before RL, a **format warm-up** ({BASE["format_warmup_steps"]} supervised steps on *uniformly random* admissible
