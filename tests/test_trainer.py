@@ -244,7 +244,8 @@ def test_checkpoint_resume_gives_the_same_next_iteration_loss(tmp_path, tok, mod
 
 def test_lora_with_kl_reference_trains_adapters_only(tmp_path, tok, model):
     pytest.importorskip("peft")
-    tr = Trainer(small_config(tmp_path, lora=True, lora_r=4, kl_coef=0.1, estimator="hgpo"),
+    tr = Trainer(small_config(tmp_path, lora=True, lora_r=4, kl_coef=0.1, estimator="hgpo",
+                              gradient_checkpointing=True),
                  model=copy.deepcopy(model), tokenizer=tok)
     trainable = [n for n, p in tr.model.named_parameters() if p.requires_grad]
     assert trainable and all("lora_" in n for n in trainable)
