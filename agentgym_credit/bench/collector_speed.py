@@ -8,7 +8,7 @@ What lives here:
   for a slow engine such as ALFWorld, where parallel workers should pay off.
 - :func:`bare_loop`: the hand-written loop a user would write instead of the collector — the same
   env stack (``gym.make`` + :class:`HistoryFingerprint`), one batched policy call per step, the same
-  per-step record (texts, reward, done, hashed keys, history keys).
+  per-step record (texts, reward, done, hashed keys, history keys), key hashes memoized.
 - :func:`collector_rate` / :func:`bare_rate`: steps per second, best of ``repeats`` interleaved runs.
 - :func:`main`: runs (1) bare loop vs ``backend="sync"`` on GridWorld with a trivial policy
   (goal: overhead <= 10%), (2) ``subprocess`` and ``ray`` with 1 and 2 workers on
@@ -29,12 +29,12 @@ import gymnasium as gym
 import numpy as np
 
 from agentgym_credit.envs.base import CreditEnv
-from agentgym_credit.keys import stable_hash
 from agentgym_credit.wrappers.collector import GroupedRolloutCollector, group_seed
 from agentgym_credit.wrappers.history import HistoryFingerprint
-from agentgym_credit.wrappers.workers import copy_rng
+from agentgym_credit.wrappers.workers import HashMemo, copy_rng
 
 GRID_ID = "credit/GridWorld-v0"
+_BARE_MEMO = HashMemo()  # the bare loop memoizes key hashes as the collector's workers do (its own memo)
 
 
 class SlowEnv(CreditEnv):
@@ -70,8 +70,11 @@ def bare_loop(envs: list[gym.Env], seeds: list[int], group_size: int, max_steps:
 
     Envs ``i*group_size .. (i+1)*group_size-1`` form group ``i``: reset with the group's seed, then
     each copy's RNG reseeded (:func:`copy_rng`) so that copies diverge; one batched policy call per
-    step; one record per step; numpy columns at the end (the ``StepArrays`` fields).
+    step; one record per step; numpy columns at the end (the ``StepArrays`` fields). Keys are hashed
+    through a :class:`HashMemo` of its own, as the collector's workers do, so that the comparison
+    measures what the collector adds, not a hashing trick the bare loop lacks.
     """
+    key_hash = _BARE_MEMO
     obs, infos = [], []
     for i, env in enumerate(envs):
         o, info = env.reset(seed=seeds[i // group_size])
@@ -88,8 +91,8 @@ def bare_loop(envs: list[gym.Env], seeds: list[int], group_size: int, max_steps:
             o, r, term, trunc, info = envs[i].step(a)
             prev = infos[i]
             done = term or trunc or t + 1 >= max_steps
-            rows.append((i // group_size, i, t, r, done, stable_hash(prev["state_key"]),
-                         stable_hash(prev["obs_key"]), prev["history_keys"], obs[i], a))
+            rows.append((i // group_size, i, t, r, done, key_hash[prev["state_key"]],
+                         key_hash[prev["obs_key"]], prev["history_keys"], obs[i], a))
             obs[i], infos[i] = o, info
             if not done:
                 still.append(i)

@@ -55,6 +55,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any
 
 import gymnasium as gym
@@ -66,6 +67,8 @@ from agentgym_credit.wrappers.rollout_batch import RolloutBatch, TrajectoryTable
 from agentgym_credit.wrappers.workers import Backend, EnvFactory, EnvFailure, make_backend
 
 Policy = Callable[[list[str], list[dict[str, Any]]], Sequence[Any]]
+
+_OBS, _INFO = itemgetter(0), itemgetter(4)  # fields of a worker's StepResult
 
 
 @dataclass
@@ -125,18 +128,37 @@ def _parse_policy_output(out: Any, n: int
     return actions, extras, errors
 
 
+_Row = tuple
+"""One recorded step: (observation, state hash, obs hash, history keys, state index — of the state
+acted in — then reward, terminated, action_valid — of the step taken)."""
+
+
+def _history_matrix(hk: Sequence[np.ndarray], n: int, k1: int) -> np.ndarray:
+    """The rows' ``history_keys`` arrays as one ``[n, k1]`` uint64 matrix (a fresh array)."""
+    if n:
+        try:  # the workers' arrays are uint64 [k1]: one concatenation, exact
+            flat = np.concatenate(hk)
+        except (ValueError, TypeError):
+            flat = None
+        if flat is not None and flat.dtype == np.uint64 and flat.shape == (n * k1,):
+            return flat.reshape(n, k1)
+    # anything else (a policy replaced an array): per-row conversion, as uint64
+    return np.frombuffer(b"".join([h.astype(np.uint64, copy=False).tobytes() for h in hk]),
+                         dtype=np.uint64).reshape(n, k1).copy()
+
+
 class _Columns:
     """Accumulators of one ``collect`` call, per trajectory (so no sort is needed at the end).
 
-    ``results[j]``: the worker results of trajectory ``j`` in order — the reset result, then one per
-    successful step (observation, reward, terminated, truncated, info, hashed state/obs keys).
-    Row ``t`` of the trajectory acted on ``results[j][t]`` and got ``results[j][t + 1]``.
+    ``rows[j]``: one :data:`_Row` per successful step of trajectory ``j``, recorded as the step
+    comes back, so that each ``info`` dict is released as soon as the policy has seen it (keeping
+    every info alive until the end, then walking them again, cost more than the rest of the build).
     ``actions[j]``: its actions; ``extras``: ``{(j, t): extras}`` for the steps that carry any;
     ``traj``: the trajectory table's columns.
     """
 
     def __init__(self) -> None:
-        self.results: list[list[tuple]] = []
+        self.rows: list[list[_Row]] = []
         self.actions: list[list[Any]] = []
         self.extras: dict[tuple[int, int], dict[str, Any]] = {}
         self.traj: dict[str, list] = {k: [] for k in (
@@ -326,9 +348,10 @@ class GroupedRolloutCollector:
         S = len(tasks) * n
         T = cols.traj
         base = len(T["traj_id"])
-        hist: list[list[tuple]] = [[] for _ in range(S)]
+        cur: list[tuple | None] = [None] * S  # the latest worker result of each slot (what the policy sees)
+        rows_of: list[list[_Row]] = [[] for _ in range(S)]
         acts_of: list[list[Any]] = [[] for _ in range(S)]
-        cols.results.extend(hist)
+        cols.rows.extend(rows_of)
         cols.actions.extend(acts_of)
         for s in range(S):
             g = s // n
@@ -348,6 +371,7 @@ class GroupedRolloutCollector:
             T["failed"][base + s] = True
             T["error"][base + s] = error
             alive[s] = False
+            cur[s] = None
 
         # reset every copy of every group
         args = [(seeds[s // n], {} if tasks[s // n] is None else {"task": tasks[s // n]}, s % n) for s in range(S)]
@@ -357,10 +381,10 @@ class GroupedRolloutCollector:
                 if isinstance(r, EnvFailure):
                     fail(s, f"reset failed: {r.error}")
                 else:
-                    hist[s].append(r)
+                    cur[s] = r
                     T["task_id"][base + s] = str(r[4]["task_id"])
         for g in range(len(tasks)):
-            keys = {hist[s][0][4]["state_key"] for s in range(g * n, g * n + n) if hist[s]}
+            keys = {r[4]["state_key"] for r in cur[g * n:g * n + n] if r is not None}
             if len(keys) > 1:
                 shown = ", ".join(repr(k)[:60] for k in list(keys)[:3])
                 raise GroupMismatchError(
@@ -371,13 +395,16 @@ class GroupedRolloutCollector:
 
         max_steps = self.max_steps
         active = [s for s in range(S) if alive[s]]
+        # info["rollout"] of slot s without "t": copied and completed each step (a fresh dict per step)
+        ids = [{"group_id": g0 + s // n, "traj_id": base + s, "copy": s % n} for s in range(S)]
         t = 0
         while active:
-            last = [hist[s][-1] for s in active]
-            obs = [r[0] for r in last]
-            infos = [r[4] for r in last]
+            last = [cur[s] for s in active]
+            obs = list(map(_OBS, last))
+            infos = list(map(_INFO, last))
             for s, info in zip(active, infos):
-                info["rollout"] = {"group_id": g0 + s // n, "traj_id": base + s, "copy": s % n, "t": t}
+                info["rollout"] = rollout = ids[s].copy()
+                rollout["t"] = t
             actions, extras, errors = _parse_policy_output(policy(obs, infos), len(active))
             finished = 0
             if W == 1 and errors is None:  # the common case: no per-item work
@@ -404,14 +431,19 @@ class GroupedRolloutCollector:
                         finished += 1
                         nerr += 1
                         continue
-                    hist[s].append(r)
+                    p = cur[s]
+                    prev_info, info = p[4], r[4]
+                    rows_of[s].append((p[0], p[5], p[6], prev_info["history_keys"], prev_info.get("state_index", -1),
+                                       r[1], r[2], info.get("action_valid", True)))
                     acts_of[s].append(a)
+                    cur[s] = r
                     if r[2] or r[3] or limit:
                         j = base + s
-                        T["won"][j] = bool(r[4].get("won", False))
+                        T["won"][j] = bool(info.get("won", False))
                         T["terminated"][j] = r[2]
                         T["truncated"][j] = not r[2]
                         alive[s] = False
+                        cur[s] = None
                         finished += 1
             if extras is not None:  # kept by (trajectory, t); steps that failed have no row to join
                 for w in range(W):
@@ -439,12 +471,9 @@ class GroupedRolloutCollector:
         done = np.zeros(n, dtype=bool)
         done[(starts + lengths - 1)[ended]] = True
         if n == 0:
-            obs, infos, skey, okey, reward, term, infos2 = [], [], [], [], [], [], []
+            obs, skey, okey, hkeys, sindex, reward, term, valid = [], [], [], [], [], [], [], []
         else:
-            prev = list(chain.from_iterable(h[:-1] for h in cols.results))
-            res = list(chain.from_iterable(h[1:] for h in cols.results))
-            obs, _, _, _, infos, skey, okey = zip(*prev)
-            _, reward, term, _, infos2, _, _ = zip(*res)
+            obs, skey, okey, hkeys, sindex, reward, term, valid = zip(*chain.from_iterable(cols.rows))
         reward_a = np.array(reward, dtype=np.float64)
         term_a = np.array(term, dtype=np.bool_)
         extras: list[dict[str, Any]] = [{} for _ in range(n)]
@@ -455,11 +484,10 @@ class GroupedRolloutCollector:
         return RolloutBatch(
             group_id=np.asarray(T["group_id"], dtype=np.int64)[traj], traj_id=traj, t=t, reward=reward_a,
             done=done, terminated=term_a, truncated=done & ~term_a,
-            action_valid=np.array([i.get("action_valid", True) for i in infos2], dtype=np.bool_),
+            action_valid=np.array(valid, dtype=np.bool_),
             state_key=np.array(skey, dtype=np.uint64), obs_key=np.array(okey, dtype=np.uint64),
-            history_keys=np.frombuffer(b"".join([i["history_keys"].astype(np.uint64, copy=False).tobytes()
-                                                 for i in infos]), dtype=np.uint64).reshape(n, K1).copy(),
-            state_index=np.array([i.get("state_index", -1) for i in infos], dtype=np.int64),
+            history_keys=_history_matrix(hkeys, n, K1),
+            state_index=np.array(sindex, dtype=np.int64),
             task_id=list(chain.from_iterable(repeat(task_of[j], m) for j, m in enumerate(lengths.tolist()))),
             observation=list(obs), action=list(chain.from_iterable(cols.actions)), extras=extras,
             traj=TrajectoryTable(**T, ret=np.bincount(traj, weights=reward_a, minlength=ntraj), length=lengths),

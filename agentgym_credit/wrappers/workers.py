@@ -13,6 +13,8 @@ What lives here:
   round trip. A worker that dies or times out is killed and replaced; its batch comes back as
   :class:`EnvFailure` results.
 - :func:`make_backend`: pick a backend by name.
+- :class:`HashMemo`: ``stable_hash`` memoized (a dict whose missing keys hash themselves); the
+  workers hash every ``state_key``/``obs_key`` through one, since keys repeat heavily.
 
 Slot ``i`` lives on worker ``i % num_workers``. Seeding happens in :meth:`EnvWorker.reset_slot`
 (see the collector's docstring for the scheme), so every backend gives identical results.
@@ -65,6 +67,29 @@ class EnvFactory:
         return gym.make(self.env_id, **dict(self.kwargs))
 
 
+class HashMemo(dict):
+    """``stable_hash`` memoized per process: keys repeat a lot, and BLAKE2b per key is a worker's main cost.
+
+    ``memo[key] == stable_hash(key)``; keys up to :attr:`max_len` characters are kept, at most
+    :attr:`max_size` of them (the memo is cleared when full), so memory stays bounded (~50 MB).
+    """
+
+    max_size = 1 << 16
+    max_len = 512
+
+    def __missing__(self, key: str | bytes) -> int:
+        h = stable_hash(key)
+        if len(key) <= self.max_len:
+            if len(self) >= self.max_size:
+                self.clear()
+            self[key] = h
+        return h
+
+
+_KEY_MEMO = HashMemo()
+"""The workers' memo (one per process)."""
+
+
 def copy_rng(seed: int, copy: int) -> np.random.Generator:
     """The RNG that copy ``copy`` of a group continues with after ``reset(seed=seed)``."""
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed), int(copy)])))
@@ -111,34 +136,60 @@ class EnvWorker:
         env = self._env(slot)
         obs, info = env.reset(seed=int(seed), options=options)
         env.unwrapped.np_random = copy_rng(seed, copy)
-        return (obs, 0.0, False, False, info, stable_hash(info["state_key"]), stable_hash(info["obs_key"]))
+        sk, ok = info["state_key"], info["obs_key"]
+        try:
+            hs, ho = _KEY_MEMO[sk], _KEY_MEMO[ok]
+        except TypeError:  # an unhashable key: stable_hash gives the clear error
+            hs, ho = stable_hash(sk), stable_hash(ok)
+        return (obs, 0.0, False, False, info, hs, ho)
 
     def step_slot(self, slot: int, action: str) -> StepResult:
-        env = self.envs.get(slot)
-        obs, reward, terminated, truncated, info = (env if env is not None else self._env(slot)).step(action)
-        return (
-            obs, float(reward), bool(terminated), bool(truncated), info,
-            stable_hash(info["state_key"]), stable_hash(info["obs_key"]),
-        )
+        return self._step_many([slot], [action], fail=False)[0]
 
     def run(self, batch: Batch) -> list[StepResult | EnvFailure]:
         """Execute one batch, one result per slot, in order."""
         kind, slots, args = batch
-        if kind not in ("step", "reset"):
+        if kind == "step":
+            return self._step_many(slots, args)
+        if kind != "reset":
             raise ValueError(f"unknown command {kind!r}")
         out: list[StepResult | EnvFailure] = []
-        append = out.append
-        fn = self.step_slot if kind == "step" else self._reset_args
         for slot, arg in zip(slots, args):
             try:
-                append(fn(slot, arg))
+                out.append(self.reset_slot(slot, *arg))
             except Exception as e:
+                self._drop(slot)
+                out.append(EnvFailure(_format_error(e)))
+        return out
+
+    def _step_many(self, slots: list[int], actions: list[Any], fail: bool = True) -> list[StepResult | EnvFailure]:
+        """Step each slot once: the hot loop, so everything it touches is a local name.
+
+        With ``fail`` an env that raises is dropped and gives an :class:`EnvFailure`; without, the
+        exception propagates. Keys hash through :data:`_KEY_MEMO` (same values as ``stable_hash``).
+        """
+        envs = self.envs
+        memo = _KEY_MEMO
+        out: list[StepResult | EnvFailure] = []
+        append = out.append
+        for slot, action in zip(slots, actions):
+            try:
+                env = envs.get(slot)
+                if env is None:
+                    env = self._env(slot)
+                obs, reward, terminated, truncated, info = env.step(action)
+                sk, ok = info["state_key"], info["obs_key"]
+                try:
+                    hs, ho = memo[sk], memo[ok]
+                except TypeError:  # an unhashable key: stable_hash gives the clear error
+                    hs, ho = stable_hash(sk), stable_hash(ok)
+                append((obs, float(reward), bool(terminated), bool(truncated), info, hs, ho))
+            except Exception as e:
+                if not fail:
+                    raise
                 self._drop(slot)
                 append(EnvFailure(_format_error(e)))
         return out
-
-    def _reset_args(self, slot: int, arg: tuple[int, dict[str, Any], int]) -> StepResult:
-        return self.reset_slot(slot, *arg)
 
     def pid(self) -> int:
         return os.getpid()
@@ -468,4 +519,5 @@ __all__ = [
     "BACKENDS",
     "make_backend",
     "copy_rng",
+    "HashMemo",
 ]
