@@ -21,8 +21,8 @@ def quick_out(tmp_path_factory):
 
 
 def test_quick_run_writes_every_output(quick_out):
-    for name in ("credit_accuracy.md", "credit_accuracy.csv", "credit_accuracy_runs.csv",
-                 "credit_accuracy_bias.csv", "credit_accuracy_pearson.png", "credit_accuracy_sign_acc.png"):
+    for name in ("credit_accuracy.md", "credit_accuracy.csv", "credit_accuracy_runs.csv", "credit_accuracy_bias.csv",
+                 "credit_accuracy_info.csv", "credit_accuracy_pearson.png", "credit_accuracy_sign_acc.png"):
         assert (quick_out / name).stat().st_size > 0, name
     assert (quick_out / "credit_accuracy_pearson.png").read_bytes()[:4] == b"\x89PNG"
     md = (quick_out / "credit_accuracy.md").read_text()

@@ -41,7 +41,10 @@ def test_plot_panels_writes_png(tmp_path):
         R.plot_panels(tmp_path / "q.png", {}, "x", "y")
 
 
-def test_machine_lines_names_command_and_cpu():
+def test_machine_lines_names_command_and_cpu(tmp_path):
     s = R.machine_lines(["agentgym-credit", "bench", "credit", "--quick"])
     assert "`agentgym-credit bench credit --quick`" in s and "cpu_count" in s
+    (tmp_path / "r.md").write_text("# t\n\n" + s + "\n")
+    assert R.read_command(tmp_path / "r.md") == "agentgym-credit bench credit --quick"
+    assert R.read_command(tmp_path / "missing.md") is None
     assert list(R.progress(range(3), enable=False)) == [0, 1, 2]

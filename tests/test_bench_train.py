@@ -84,3 +84,9 @@ def test_quick_run_writes_report(tmp_path):
     md = (tmp_path / "training.md").read_text()
     assert "## Findings" in md and "held-out" in md and "cpu_count" in md
     assert (tmp_path / "training.png").read_bytes()[:4] == b"\x89PNG"
+    # the report re-renders from the CSV alone, keeping the recorded command
+    (tmp_path / "training.md").write_text("Command: `agentgym-credit bench train --quick`\n")
+    assert T.main(["--quick", "--out", str(tmp_path), "--from-csv", str(tmp_path / "training.csv"),
+                   "--estimators", "grpo", "gigpo[state]"]) == 0
+    md = (tmp_path / "training.md").read_text()
+    assert "`agentgym-credit bench train --quick`" in md and "| household-small | grpo |" in md

@@ -649,10 +649,13 @@ def findings(cfg: CreditBenchConfig, summary: Sequence[dict[str, Any]], bias: Se
                 loo_trend = "rises" if loo[-1] > loo[0] else "falls"
                 lines.append(
                     f"  - {t}: at a fixed (state, t) the true V^π varies with the history window by "
-                    f"{np.mean(spread):.4f} (RMS over rows; what a history-aware baseline could remove). Per-level "
+                    f"{np.mean(spread):.4f} (RMS over rows): the most a history-aware baseline could remove, "
+                    f"{np.mean(spread) / bk[0]:.2f}× the bias A_0 (= GiGPO's A^S) already has. Per-level "
                     f"bias (mean over window policies and N): {', '.join(lv)} — it {trend} with depth. With the "
                     "step's own return taken out of the group mean (A_k·m/(m−1), a diagnostic), it "
                     f"{loo_trend}: " + ", ".join(f"A_{k} {b:.4f}" for k, b in enumerate(loo)) + ". "
+                    + "Each level is scored on its own rows (those with a level-k group), so levels differ in "
+                    "rows as well as in baseline. "
                     + ("So the deeper levels' extra bias is the 1/m weight of the step's own return in their "
                        "smaller groups, which pulls A_k toward 0." if trend == "rises" and loo_trend == "falls" else
                        "The own-return weight of smaller groups explains part of the deeper levels' extra bias, "
@@ -712,6 +715,7 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
         "summary_csv": R.write_csv(out / f"{cfg.name}.csv", summary),
         "runs_csv": R.write_csv(out / f"{cfg.name}_runs.csv", res.runs),
         "bias_csv": R.write_csv(out / f"{cfg.name}_bias.csv", res.bias),
+        "info_csv": R.write_csv(out / f"{cfg.name}_info.csv", res.info),
     }
     plots = _plots(cfg, S, out)
     paths.update({p.stem: p for p in plots})
@@ -789,7 +793,7 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
                 brow.append(cells)
     md += ["Level columns: bias of A_k on the rows where level k has a group of ≥ 2 (share of rows).", "",
            R.markdown_table(["task", "policy", "N", *bcols], brow, align="lll" + "r" * len(bcols)), ""]
-    md += ["Raw data: " + ", ".join(f"`{paths[k].name}`" for k in ("summary_csv", "runs_csv", "bias_csv")), ""]
+    md += ["Raw data: " + ", ".join(f"`{paths[k].name}`" for k in ("summary_csv", "runs_csv", "bias_csv", "info_csv")), ""]
     md_path = out / f"{cfg.name}.md"
     md_path.write_text("\n".join(md))
     paths["markdown"] = md_path

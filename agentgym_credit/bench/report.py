@@ -8,6 +8,7 @@
   error bars) saved as PNG with matplotlib's Agg backend (no display needed).
 - :func:`machine_info` / :func:`machine_lines`: platform, CPU count and library versions, and the
   exact command, for the header of every ``benchmarks/*.md``.
+- :func:`read_command`: the command line recorded in such a header.
 - :func:`progress`: a tqdm progress bar when tqdm is installed, a silent iterator otherwise.
 """
 
@@ -119,7 +120,7 @@ def plot_panels(
     n = len(panels)
     ncols = max(1, min(ncols, n))
     nrows = math.ceil(n / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.2 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(max(4.2 * ncols, 7.5), 3.2 * nrows + 0.6), squeeze=False)
     labels: dict[str, Any] = {}
     for ax, (title, lines) in zip(axes.ravel(), panels.items()):
         for label, (x, y, err) in lines.items():
@@ -176,6 +177,17 @@ def machine_lines(command: str | Sequence[str]) -> str:
     return "\n".join([f"Command: `{cmd}`", "", "Machine: " + ", ".join(f"{k} `{v}`" for k, v in info.items())])
 
 
+def read_command(md_path: str | os.PathLike) -> str | None:
+    """The command recorded by :func:`machine_lines` in a report written earlier (``None`` if absent)."""
+    path = Path(md_path)
+    if not path.exists():
+        return None
+    for line in path.read_text().splitlines():
+        if line.startswith("Command: `") and line.endswith("`"):
+            return line[len("Command: `"):-1]
+    return None
+
+
 def progress(it: Iterable[T], total: int | None = None, desc: str = "", enable: bool = True) -> Iterator[T]:
     """Wrap ``it`` in a tqdm bar (to stderr) if tqdm is installed and ``enable``; else yield as is."""
     if enable:
@@ -199,5 +211,6 @@ __all__ = [
     "plot_panels",
     "machine_info",
     "machine_lines",
+    "read_command",
     "progress",
 ]
