@@ -129,8 +129,8 @@ def _parse_policy_output(out: Any, n: int
 
 
 _Row = tuple
-"""One recorded step: (observation, state hash, obs hash, history keys, state index — of the state
-acted in — then reward, terminated, action_valid — of the step taken)."""
+"""One recorded step: (observation, action, then the state hash, obs hash, history keys and state
+index of the state acted in, then reward, terminated and action_valid of the step taken)."""
 
 
 def _history_matrix(hk: Sequence[np.ndarray], n: int, k1: int) -> np.ndarray:
@@ -153,13 +153,12 @@ class _Columns:
     ``rows[j]``: one :data:`_Row` per successful step of trajectory ``j``, recorded as the step
     comes back, so that each ``info`` dict is released as soon as the policy has seen it (keeping
     every info alive until the end, then walking them again, cost more than the rest of the build).
-    ``actions[j]``: its actions; ``extras``: ``{(j, t): extras}`` for the steps that carry any;
+    ``extras``: ``{(j, t): extras}`` for the steps that carry any;
     ``traj``: the trajectory table's columns.
     """
 
     def __init__(self) -> None:
         self.rows: list[list[_Row]] = []
-        self.actions: list[list[Any]] = []
         self.extras: dict[tuple[int, int], dict[str, Any]] = {}
         self.traj: dict[str, list] = {k: [] for k in (
             "traj_id", "group_id", "copy", "seed", "task_id", "won", "terminated", "truncated", "failed", "error")}
@@ -350,9 +349,7 @@ class GroupedRolloutCollector:
         base = len(T["traj_id"])
         cur: list[tuple | None] = [None] * S  # the latest worker result of each slot (what the policy sees)
         rows_of: list[list[_Row]] = [[] for _ in range(S)]
-        acts_of: list[list[Any]] = [[] for _ in range(S)]
         cols.rows.extend(rows_of)
-        cols.actions.extend(acts_of)
         for s in range(S):
             g = s // n
             T["traj_id"].append(base + s)
@@ -433,9 +430,8 @@ class GroupedRolloutCollector:
                         continue
                     p = cur[s]
                     prev_info, info = p[4], r[4]
-                    rows_of[s].append((p[0], p[5], p[6], prev_info["history_keys"], prev_info.get("state_index", -1),
-                                       r[1], r[2], info.get("action_valid", True)))
-                    acts_of[s].append(a)
+                    rows_of[s].append((p[0], a, p[5], p[6], prev_info["history_keys"],
+                                       prev_info.get("state_index", -1), r[1], r[2], info.get("action_valid", True)))
                     cur[s] = r
                     if r[2] or r[3] or limit:
                         j = base + s
@@ -462,7 +458,7 @@ class GroupedRolloutCollector:
             "env": str(self.env_name), "group_size": self.group_size, "seed": self.seed,
             "max_steps": self.max_steps, "include_actions": self.include_actions, "backend": self.backend_name,
         }
-        lengths = np.fromiter(map(len, cols.actions), dtype=np.int64, count=ntraj)
+        lengths = np.fromiter(map(len, cols.rows), dtype=np.int64, count=ntraj)
         n = int(lengths.sum())
         traj = np.repeat(np.arange(ntraj, dtype=np.int64), lengths)
         starts = np.cumsum(lengths) - lengths
@@ -471,9 +467,9 @@ class GroupedRolloutCollector:
         done = np.zeros(n, dtype=bool)
         done[(starts + lengths - 1)[ended]] = True
         if n == 0:
-            obs, skey, okey, hkeys, sindex, reward, term, valid = [], [], [], [], [], [], [], []
+            obs, act, skey, okey, hkeys, sindex, reward, term, valid = [], [], [], [], [], [], [], [], []
         else:
-            obs, skey, okey, hkeys, sindex, reward, term, valid = zip(*chain.from_iterable(cols.rows))
+            obs, act, skey, okey, hkeys, sindex, reward, term, valid = zip(*chain.from_iterable(cols.rows))
         reward_a = np.array(reward, dtype=np.float64)
         term_a = np.array(term, dtype=np.bool_)
         extras: list[dict[str, Any]] = [{} for _ in range(n)]
@@ -489,7 +485,7 @@ class GroupedRolloutCollector:
             history_keys=_history_matrix(hkeys, n, K1),
             state_index=np.array(sindex, dtype=np.int64),
             task_id=list(chain.from_iterable(repeat(task_of[j], m) for j, m in enumerate(lengths.tolist()))),
-            observation=list(obs), action=list(chain.from_iterable(cols.actions)), extras=extras,
+            observation=list(obs), action=list(act), extras=extras,
             traj=TrajectoryTable(**T, ret=np.bincount(traj, weights=reward_a, minlength=ntraj), length=lengths),
             meta=meta,
         )

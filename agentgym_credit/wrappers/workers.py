@@ -174,8 +174,9 @@ class EnvWorker:
         append = out.append
         for slot, action in zip(slots, actions):
             try:
-                env = envs.get(slot)
-                if env is None:
+                try:
+                    env = envs[slot]
+                except KeyError:
                     env = self._env(slot)
                 obs, reward, terminated, truncated, info = env.step(action)
                 sk, ok = info["state_key"], info["obs_key"]
