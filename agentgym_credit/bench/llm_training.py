@@ -45,7 +45,7 @@ BASE: dict[str, Any] = {
     "history_len": 0,
     "history_depth": 1,
     "lr": 1e-3,
-    "ppo_epochs": 2,
+    "ppo_epochs": 3,
     "minibatches": 2,
     "format_warmup_steps": 150,
     "torch_threads": 1,
@@ -171,8 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--estimators", default="grpo,gigpo")
     p.add_argument("--seeds", default="0,1")
-    p.add_argument("--iterations", type=int, default=50)
-    p.add_argument("--eval-groups", type=int, default=24)
+    p.add_argument("--iterations", type=int, default=60)
+    p.add_argument("--eval-groups", type=int, default=32)
     p.add_argument("--out", default="benchmarks/llm_training.md")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
