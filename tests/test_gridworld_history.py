@@ -1,7 +1,7 @@
-"""``HistoryFingerprint`` (memoized for speed) gives exactly the fingerprints of its definition.
+"""``HistoryFingerprint`` (rolled forward for speed) gives exactly the fingerprints of its definition.
 
 The reference below recomputes C_k(t) from the whole recorded trajectory with the public
-``stable_hash`` / ``hash_sequence``, with no cache, as the module docstring defines them.
+``stable_hash`` / ``window_fingerprint``, window by window, as the module docstring defines them.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from agentgym_credit.envs.gridworld import CueCorridorEnv, GridWorldEnv
-from agentgym_credit.keys import MISSING, hash_sequence, stable_hash
+from agentgym_credit.keys import MISSING, stable_hash, window_fingerprint
 from agentgym_credit.wrappers.history import HistoryFingerprint
 
 
@@ -28,14 +28,11 @@ def _reference(states: list[str], actions: list[str], depth: int, include_action
             if include_actions:
                 seq.append(ha[j])
             seq.append(hs[j + 1])
-        levels.append(hash_sequence(seq))
-    full = stable_hash(b"history-start")
-    full = hash_sequence([full, hs[0]])
+        levels.append(window_fingerprint(seq))
+    whole = [hs[0]]
     for j in range(t):
-        if include_actions:
-            full = hash_sequence([full, ha[j]])
-        full = hash_sequence([full, hs[j + 1]])
-    return levels, full
+        whole += [ha[j], hs[j + 1]] if include_actions else [hs[j + 1]]
+    return levels, window_fingerprint(whole)
 
 
 @pytest.mark.parametrize("include_actions", [False, True])

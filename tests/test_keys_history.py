@@ -10,7 +10,14 @@ import pytest
 
 from agentgym_credit.envs.base import CreditEnv
 from agentgym_credit.errors import ResetNeeded
-from agentgym_credit.keys import MISSING, hash_sequence, normalize_text, stable_hash
+from agentgym_credit.keys import (
+    MISSING,
+    WINDOW_SEED,
+    mix64,
+    normalize_text,
+    stable_hash,
+    window_fingerprint,
+)
 from agentgym_credit.wrappers.history import HistoryFingerprint
 
 
@@ -45,6 +52,33 @@ def test_stable_hash_is_stable_across_processes():
         stable_hash(3)  # type: ignore[arg-type]
 
 
+def test_mix64_is_a_stable_fold_that_never_returns_missing():
+    code = "from agentgym_credit.keys import window_fingerprint as w; print(w([1, 2**64 - 1, 12345]))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert int(out) == window_fingerprint([1, 2**64 - 1, 12345])
+    assert window_fingerprint([]) == WINDOW_SEED
+    assert window_fingerprint([7, 8]) == mix64(mix64(WINDOW_SEED, 7), 8)
+    assert window_fingerprint(np.array([7, 8], dtype=np.uint64)) == window_fingerprint([7, 8])
+    assert window_fingerprint([7, 8]) != window_fingerprint([8, 7])  # order matters
+    for h in (0, 1, WINDOW_SEED, 2**64 - 1):
+        for x in (0, 1, 2**63, 2**64 - 1):
+            assert 0 < mix64(h, x) < 2**64
+
+
+def test_window_fingerprints_do_not_collide():
+    """1e5 random windows of lengths 1..5 (and all 1- and 2-windows over 300 values): no collision."""
+    rng = np.random.default_rng(0)
+    n = 100_000
+    lengths = rng.integers(1, 6, n)
+    elems = rng.integers(0, 2**63, (n, 5), dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(1)
+    windows = {tuple(row[:m].tolist()) for row, m in zip(elems, lengths)}
+    small = [stable_hash(str(i)) for i in range(300)]
+    windows |= {(a,) for a in small} | {(a, b) for a in small for b in small}
+    fps = {window_fingerprint(w) for w in windows}
+    assert len(fps) == len(windows)
+    assert MISSING not in fps
+
+
 def test_normalize_text_ignores_case_and_spacing():
     assert normalize_text("  You  SEE\n a mug 1. ") == "you see a mug 1."
 
@@ -58,8 +92,9 @@ def test_history_levels_are_missing_before_they_exist():
     _, _, _, _, info = env.step("right")
     assert info["history_keys"][1] != MISSING and info["history_keys"][2] == MISSING
     s0, s1 = stable_hash("pos=0"), stable_hash("pos=1")
-    assert info["history_keys"][0] == hash_sequence([s1])
-    assert info["history_keys"][1] == hash_sequence([s0, s1])
+    assert info["history_keys"][0] == window_fingerprint([s1])
+    assert info["history_keys"][1] == window_fingerprint([s0, s1])
+    assert info["history_key_full"] == window_fingerprint([s0, s1])
 
 
 def test_same_state_different_history_differs_only_above_level0():

@@ -19,6 +19,7 @@ normalized observation text and ``action_valid`` to ``True``.
 
 from __future__ import annotations
 
+import re
 import string
 from typing import Any, SupportsFloat
 
@@ -37,10 +38,13 @@ CONTRACT_INFO_KEYS: tuple[str, ...] = (
     "action_valid",
 )
 """Keys every ``credit/*`` env puts in ``info`` on reset and on every step."""
+_CONTRACT_KEY_SET = frozenset(CONTRACT_INFO_KEYS)
 
 TEXT_CHARSET: str = string.printable
 MAX_OBS_LENGTH = 100_000
 MAX_ACTION_LENGTH = 8_192
+_CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+"""Control characters an action may not contain (tab, newline and carriage return are allowed)."""
 
 
 class TextSpace(gym.spaces.Text):
@@ -58,7 +62,7 @@ def _bad_action_reason(action: Any, max_len: int) -> str | None:
         return f"action must be a str, got {type(action).__name__}"
     if len(action) > max_len:
         return f"action text is {len(action)} characters, more than max_action_length={max_len}"
-    if any(ord(c) < 32 and c not in "\t\n\r" for c in action) or "\x7f" in action:
+    if _CONTROL_CHARS.search(action) is not None:
         return "action text contains control characters"
     return None
 
@@ -131,10 +135,12 @@ class CreditEnv(gym.Env[str, str]):
         return self._last_obs, self.invalid_action_reward, False, False, info
 
     def _complete_info(self, obs: str, info: dict[str, Any]) -> dict[str, Any]:
-        info.setdefault("obs_key", normalize_text(obs))
-        info.setdefault("action_valid", True)
-        missing = [k for k in CONTRACT_INFO_KEYS if k not in info]
-        if missing:
+        if "obs_key" not in info:  # not setdefault: it would normalize the text even when unused
+            info["obs_key"] = normalize_text(obs)
+        if "action_valid" not in info:
+            info["action_valid"] = True
+        if not _CONTRACT_KEY_SET <= info.keys():
+            missing = [k for k in CONTRACT_INFO_KEYS if k not in info]
             raise ContractViolation(f"{type(self).__name__} left {missing} out of info")
         return info
 
