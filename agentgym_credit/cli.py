@@ -31,6 +31,8 @@ BENCH_NAMES: tuple[str, ...] = (
     "collector_speed",
     "alfworld_speed",
     "webshop_speed",
+    "llm_training",
+    "gpu_rollout_speed",
 )
 """Benchmarks ``agentgym-credit bench`` dispatches to (modules of ``agentgym_credit.bench``)."""
 
