@@ -67,3 +67,24 @@ def test_returned_arrays_are_not_shared():
     info["history_keys"][:] = 5
     _, info2 = env.reset(seed=0)
     assert info2["history_keys"].tolist()[1:] == [MISSING, MISSING]
+
+
+def test_state_hash_cache_changes_no_value():
+    """Clearing the process-wide state-hash memo mid-episode (as its bound does) gives the same keys."""
+    from agentgym_credit.wrappers import history
+
+    def run(clear: bool):
+        env = HistoryFingerprint(GridWorldEnv(size=4, n_tasks=1), depth=2, include_actions=True)
+        _, info = env.reset(seed=3)
+        keys = [info["history_keys"].tolist()]
+        for i in range(12):
+            if clear:
+                history._STATES.clear()
+                history._ACTIONS.clear()
+            _, _, term, trunc, info = env.step(info["admissible_actions"][i % len(info["admissible_actions"])])
+            keys.append(info["history_keys"].tolist() + [info["history_key_full"]])
+            if term or trunc:
+                break
+        return keys
+
+    assert run(clear=False) == run(clear=True)

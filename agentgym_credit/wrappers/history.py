@@ -19,8 +19,8 @@ A fingerprint is :func:`~agentgym_credit.keys.window_fingerprint` of the context
 function of the window's contents only: the same window gives the same key whatever came before
 it, in every process. Because the fingerprint is a left fold of :func:`~agentgym_credit.keys.mix64`,
 the level-k key at t is the level-(k-1) key at t-1 with s_t (after a_{t-1}) mixed in, so a step costs
-K + 1 integer mixes, whatever K and the episode length; ``history_key_full`` is the same fold over
-the whole history (it equals the level-t key while t <= K).
+K + 1 integer mixes (2(K + 1) with actions) however long the episode; ``history_key_full`` is the
+same fold over the whole history (it equals the level-t key while t <= K).
 
 - :class:`HistoryFingerprint` — the wrapper.
 """
@@ -100,7 +100,7 @@ class HistoryFingerprint(gym.Wrapper[str, str, str, str]):
         self.depth = int(depth)
         self.include_actions = bool(include_actions)
         self.key = key
-        # [history_key_full, level 0, ..., level K-1] of the last step: what the next step extends.
+        # [level 0, ..., level K-1, history_key_full] of the last step: what the next step extends.
         self._carry: list[int] = [MISSING] * (self.depth + 1)
         self._t = 0
 
@@ -108,9 +108,10 @@ class HistoryFingerprint(gym.Wrapper[str, str, str, str]):
         obs, info = self.env.reset(seed=seed, options=options)
         h0 = _state_hashes(info[self.key])[1]  # the window (s_0) alone
         levels = [h0] + [MISSING] * self.depth
-        self._carry = [h0] + levels[:-1]
-        self._t = 0
         info["history_keys"] = np.array(levels, dtype=_U64)
+        levels[-1] = h0
+        self._carry = levels
+        self._t = 0
         info["history_key_full"] = h0
         info["history_t"] = 0
         return obs, info
@@ -123,13 +124,17 @@ class HistoryFingerprint(gym.Wrapper[str, str, str, str]):
         except KeyError:
             h, h0 = _state_hashes(key)
         carry = _roll(self._carry, _action_hash(action)) if self.include_actions else self._carry
-        new = _roll(carry, h)  # [full, level 1, ..., level K]
-        full = new[0]
-        new[0] = h0  # level 0: the state alone
-        info["history_keys"] = np.array(new, dtype=_U64)
-        new[0] = full
-        new.insert(1, h0)
-        new.pop()
+        new = [h0]  # level 0: the state alone
+        for z in carry:  # _roll(carry, h), inlined: this loop is the wrapper's main cost
+            if z:
+                z = (z * _M0 + h) & _MASK64
+                z = ((z ^ (z >> 32)) * _M1) & _MASK64
+                new.append((z ^ (z >> 29)) or 1)
+            else:
+                new.append(MISSING)
+        full = new.pop()
+        info["history_keys"] = np.array(new, dtype=_U64)  # levels 0..K
+        new[-1] = full  # level K is not carried
         self._carry = new
         self._t = t = self._t + 1
         info["history_key_full"] = full
