@@ -67,7 +67,7 @@ def _action_hash(action: Any) -> int:
 
 
 def _roll(prev: list[int], x: int) -> list[int]:
-    """``[mix64(p, x) if p else MISSING for p in prev]`` with ``mix64`` inlined (K + 1 mixes a step)."""
+    """``[mix64(p, x) if p else MISSING for p in prev]`` with ``mix64`` inlined (mixes the action in)."""
     out = []
     for z in prev:
         if z:
