@@ -140,3 +140,14 @@ def test_base_env_rejects_bad_actions_and_step_after_done():
         env.step("right")
     with pytest.raises(ValueError):
         HistoryFingerprint(Chain(), depth=-1)
+
+
+def test_noop_info_shares_no_mutable_object_with_the_previous_info():
+    env = Chain()
+    _, first = env.reset(seed=0)
+    _, _, _, _, second = env.step("x" * 100_000)
+    assert second["admissible_actions"] == first["admissible_actions"]
+    assert second["admissible_actions"] is not first["admissible_actions"]
+    second["admissible_actions"].append("mutated")
+    _, _, _, _, third = env.step(None)  # type: ignore[arg-type]
+    assert "mutated" not in third["admissible_actions"]

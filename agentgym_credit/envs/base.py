@@ -19,6 +19,7 @@ normalized observation text and ``action_valid`` to ``True``.
 
 from __future__ import annotations
 
+import copy
 import re
 import string
 from typing import Any, SupportsFloat
@@ -128,8 +129,12 @@ class CreditEnv(gym.Env[str, str]):
         return obs, float(reward), bool(terminated), bool(truncated), info
 
     def _noop(self, reason: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """A rejected action: nothing changes, the observation is repeated."""
-        info = dict(self._last_info)
+        """A rejected action: nothing changes, the observation is repeated.
+
+        ``info`` is a deep copy of the last one: users keep every step's info, so two steps must
+        never share a mutable object (gymnasium's checker warns about exactly that).
+        """
+        info = copy.deepcopy(self._last_info)
         info["action_valid"] = False
         info["invalid_reason"] = reason
         return self._last_obs, self.invalid_action_reward, False, False, info
