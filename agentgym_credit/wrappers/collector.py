@@ -430,8 +430,11 @@ class GroupedRolloutCollector:
                         continue
                     p = cur[s]
                     prev_info, info = p[4], r[4]
-                    rows_of[s].append((p[0], a, p[5], p[6], prev_info["history_keys"],
-                                       prev_info.get("state_index", -1), r[1], r[2], info.get("action_valid", True)))
+                    try:  # subscripts are cheaper than .get; an env without these keys takes the slow way
+                        si, valid = prev_info["state_index"], info["action_valid"]
+                    except KeyError:
+                        si, valid = prev_info.get("state_index", -1), info.get("action_valid", True)
+                    rows_of[s].append((p[0], a, p[5], p[6], prev_info["history_keys"], si, r[1], r[2], valid))
                     cur[s] = r
                     if r[2] or r[3] or limit:
                         j = base + s
@@ -472,7 +475,7 @@ class GroupedRolloutCollector:
             obs, act, skey, okey, hkeys, sindex, reward, term, valid = zip(*chain.from_iterable(cols.rows))
         reward_a = np.array(reward, dtype=np.float64)
         term_a = np.array(term, dtype=np.bool_)
-        extras: list[dict[str, Any]] = [{} for _ in range(n)]
+        extras: list[dict[str, Any]] = list(map(dict.copy, repeat({}, n)))  # n distinct empty dicts
         for (j, tt), ex in cols.extras.items():
             if tt < lengths[j]:
                 extras[int(starts[j]) + tt] = ex
@@ -485,7 +488,7 @@ class GroupedRolloutCollector:
             history_keys=_history_matrix(hkeys, n, K1),
             state_index=np.array(sindex, dtype=np.int64),
             task_id=list(chain.from_iterable(repeat(task_of[j], m) for j, m in enumerate(lengths.tolist()))),
-            observation=list(obs), action=list(act), extras=extras,
+            observation=obs, action=act, extras=extras,  # RolloutBatch makes the lists
             traj=TrajectoryTable(**T, ret=np.bincount(traj, weights=reward_a, minlength=ntraj), length=lengths),
             meta=meta,
         )
