@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> Path:
 
     load_before = os.getloadavg()
     t0 = time.perf_counter()
-    over_rounds = 4 * args.repeats
+    over_rounds = 8 * args.repeats
     over = overhead_rows(args.groups, args.group_size, args.max_steps, over_rounds)
     scale: list[list[str]] = []
     notes: list[str] = []
