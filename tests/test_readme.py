@@ -1,0 +1,43 @@
+"""README: its two set-up commands, and generated benchmark blocks that match the reports."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from agentgym_credit.bench.readme import extract_sections, main, update
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_readme_generated_blocks_match_the_benchmark_reports():
+    assert main(["--readme", str(ROOT / "README.md"), "--bench-dir", str(ROOT / "benchmarks"), "--check"]) == 0
+
+
+def test_update_rewrites_only_the_marked_block_and_fixes_image_links(tmp_path):
+    (tmp_path / "credit_accuracy.md").write_text("# R\n\n## Findings\n\n- a\n\n![p](p.png)\n\n## Other\n\nx\n")
+    (tmp_path / "training.md").write_text(
+        "# T\n\n## Setup\n\ns\n\n## Findings\n\n- f\n\n## Steps to target and final success\n\n| a |\n")
+    readme = ("intro\n<!-- generated:credit_accuracy -->\nold\n<!-- /generated:credit_accuracy -->\nmid\n"
+              "<!-- generated:training -->\n<!-- /generated:training -->\nend\n")
+    out = update(readme, tmp_path)
+    assert out.startswith("intro\n") and "\nmid\n" in out and out.endswith("end\n")
+    assert "old" not in out and "- a" in out and "![p](benchmarks/p.png)" in out and "x" not in out.split("mid")[0]
+    assert "- f" in out and "| a |" in out and "\ns\n" not in out
+    assert update(out, tmp_path) == out  # idempotent
+    with pytest.raises(KeyError, match="no section"):
+        extract_sections("## Findings\n", ["Nope"])
+    with pytest.raises(KeyError, match="block"):
+        update("no markers", tmp_path)
+
+
+def test_readme_has_exactly_two_setup_commands_and_ci_runs_the_test_one():
+    text = (ROOT / "README.md").read_text()
+    setup = text.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"(?m)^(bash scripts/install\.sh && .+)$", setup)
+    assert len(commands) == 2, commands
+    test_cmd = commands[1].split("&& ", 1)[1]
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "bash scripts/install.sh" in ci and test_cmd in ci
