@@ -11,6 +11,7 @@ from agentgym_credit.credit import StepArrays, advantages, step_returns
 from agentgym_credit.credit.oracle import episode_windows
 from agentgym_credit.credit.policies import RevisitAvoidingPolicy, UniformPolicy
 from agentgym_credit.envs.gridworld.model import TabularModel
+from agentgym_credit.keys import window_fingerprint
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +27,9 @@ def test_quick_run_writes_every_output(quick_out):
         assert (quick_out / name).stat().st_size > 0, name
     assert (quick_out / "credit_accuracy_pearson.png").read_bytes()[:4] == b"\x89PNG"
     md = (quick_out / "credit_accuracy.md").read_text()
-    for part in ("## Findings", "cpu_count", "agentgym-credit bench credit --quick", "## Bias vs A^π"):
+    for part in ("## Findings", "cpu_count", "agentgym-credit bench credit --quick", "## Bias vs A^π",
+                 "aliased/cue tasks, obs-keyed: HGPO over observation history vs GiGPO on obs anchors",
+                 "## Bias vs A^π over observation history"):
         assert part in md
 
 
@@ -45,10 +48,21 @@ def test_quick_run_metrics_are_finite_and_in_range(quick_out):
     for t, p, n, s in expected:
         if s == "gae(true V)":
             assert by[(t, p, n, s)]["pearson"] > by[(t, p, n, "mc")]["pearson"]
+    assert {"hgpo[obs]·A^H", "hgpo_precision[obs]·A^H", "hgpo[obs]"} <= set(C.SIGNALS)
+    assert {"hgpo[obs]·A^H", "hgpo_precision[obs]·A^H"} <= set(C.STEP_TERMS)
     bias = R.read_csv(quick_out / "credit_accuracy_bias.csv")
     main = [r for r in bias if r["signal"] in C.STEP_TERMS]
+    assert {r["signal"] for r in main} == set(C.STEP_TERMS)
     assert main and all(isinstance(r["bias"], float) and (math.isnan(r["bias"]) or r["bias"] >= 0) for r in main)
     assert sum(math.isfinite(r["bias"]) for r in main) > 0.9 * len(main)
+    levels = {r["signal"] for r in bias}
+    assert {f"A_{k}[obs]" for k in range(cfg.history_depth + 1)} <= levels
+    info = R.read_csv(quick_out / "credit_accuracy_info.csv")
+    for r in info:
+        for k in range(cfg.history_depth + 1):
+            assert math.isnan(r[f"obs_mixed_{k}"]) or 0.0 <= r[f"obs_mixed_{k}"] <= 1.0
+    # on the aliased task level-0 observation groups mix true states (the carried key is not shown)
+    assert np.mean([r["obs_mixed_0"] for r in info if r["task"] == "aliased"]) > 0.2
 
 
 def test_true_advantages_are_the_oracle_values_of_the_recorded_rows():
@@ -82,6 +96,33 @@ def test_level_term_is_hgpo_level_alone():
     np.testing.assert_allclose(a0, [0.5, 0.5, -0.5, -0.5])
     assert has0.all() and not has1.any() and np.all(a1 == 0)
     np.testing.assert_allclose(a0, advantages("hgpo", s, gamma=1.0, norm="mean", depth=0))
+
+
+def test_obs_history_keys_are_window_fingerprints_of_observations():
+    # two trajectories, rows shuffled; obs 7 at t=0 in both, then different paths
+    rows = [(0, 0, 7), (0, 1, 8), (0, 2, 9), (1, 0, 7), (1, 1, 9), (1, 2, 9)]
+    perm = [4, 0, 5, 2, 1, 3]
+    tr, t, o = (np.array([rows[i][j] for i in perm]) for j in range(3))
+    s = StepArrays.from_lists(
+        group_id=[0] * 6, traj_id=tr.tolist(), t=t.tolist(), reward=[0.0] * 6, done=(t == 2).tolist(),
+        state_key=(o + 100 * tr).tolist(), obs_key=o.tolist(), history_keys=[[1, 0, 0]] * 6,
+    )
+    h = C.obs_history_keys(s)
+    assert h.shape == (6, 3) and h.dtype == np.uint64
+    for i in range(6):
+        mine = o[tr == tr[i]][np.argsort(t[tr == tr[i]])]
+        for k in range(3):
+            want = window_fingerprint(mine[t[i] - k:t[i] + 1].tolist()) if t[i] >= k else 0
+            assert int(h[i, k]) == want, (i, k)
+    obs = C.obs_keyed(s)
+    assert np.array_equal(obs.history_keys, h) and np.array_equal(obs.state_key, s.state_key)
+    # level 0: obs 7 (two states), 9 (three rows, two states), 8 alone -> 5 grouped rows, all mixed
+    assert C.mixed_share(obs, 0) == pytest.approx(1.0)
+    assert C.mixed_share(C.replace(obs, state_key=obs.obs_key), 0) == 0.0  # obs = state: nothing mixed
+    # level 1: (7,8), (8,9), (7,9), (9,9) are all distinct -> no group
+    assert math.isnan(C.mixed_share(obs, 1))
+    with pytest.raises(ValueError):
+        C.obs_history_keys(s, depth=-1)
 
 
 def test_product_policy_is_a_normalized_stationary_product():

@@ -13,13 +13,20 @@ For each synthetic task family × behaviour policy × group size N × seed the b
 4. scores each signal against A^π (:mod:`agentgym_credit.bench.metrics`), and the systematic error
    (bias) of the step-level terms in reward units, per HGPO level too.
 
+HGPO runs twice: on the collector's ``history_keys`` (contexts of ``state_key``, Markov: the true
+state already holds the cue or the carried key) and on contexts of what the agent SEES
+(:func:`obs_history_keys`: level k = fingerprint of the last k+1 ``obs_key`` hashes, as an LLM
+agent's implementation groups). The ``[obs]`` signals measure HGPO's claim that deeper
+observation histories disambiguate aliased observations.
+
 ``--quick`` runs the same functions on fewer rollouts and seeds. Outputs (``--out``, default
 ``benchmarks/``): ``credit_accuracy.md`` (tables + findings), ``credit_accuracy.csv`` (summary with
 95% t-intervals over seeds), ``credit_accuracy_runs.csv`` (one row per run and signal),
 ``credit_accuracy_bias.csv``, and PNG plots of accuracy vs N.
 
 What lives here: :data:`TASKS`, :data:`POLICIES`, :class:`ProductPolicy`, :class:`CreditBenchConfig`,
-:func:`collect_run`, :func:`true_advantages`, :func:`estimator_signals`, :func:`bias_signals`,
+:func:`collect_run`, :func:`true_advantages`, :func:`obs_history_keys`, :func:`obs_keyed`,
+:func:`mixed_share`, :func:`estimator_signals`, :func:`bias_signals`,
 :func:`run_benchmark`, :func:`summarize`, :func:`findings`, :func:`write_report`, :func:`main`.
 """
 
@@ -53,7 +60,7 @@ from agentgym_credit.credit.policies import (
 )
 from agentgym_credit.credit.steps import StepArrays
 from agentgym_credit.envs.gridworld.model import TabularModel
-from agentgym_credit.keys import MISSING
+from agentgym_credit.keys import _M0, _M1, MISSING, WINDOW_SEED
 from agentgym_credit.wrappers.collector import GroupedRolloutCollector
 from agentgym_credit.wrappers.rollout_batch import RolloutBatch
 
@@ -153,17 +160,21 @@ SIGNALS: dict[str, str] = {
     "drgrpo": "episode: Dr.GRPO (mean baseline, no std)",
     "gigpo[state]·A^S": "step term: GiGPO anchor-state advantage, state_key anchors",
     "gigpo[obs]·A^S": "step term: GiGPO anchor-state advantage, obs_key anchors (reference code)",
-    "hgpo·A^H": "step term: HGPO hierarchy blend, weights (k+1)^1",
-    "hgpo_precision·A^H": "step term: precision-weighted hierarchy blend (beyond the papers)",
+    "hgpo·A^H": "step term: HGPO hierarchy blend, weights (k+1)^1, levels over state_key history",
+    "hgpo_precision·A^H": "step term: precision-weighted hierarchy blend (beyond the papers), state_key history",
+    "hgpo[obs]·A^H": "step term: HGPO hierarchy blend over observation history (level k = last k+1 obs_key)",
+    "hgpo_precision[obs]·A^H": "step term: precision-weighted blend over observation history",
     "gigpo[state]": "full: A^E + A^S (state_key anchors)",
     "gigpo[obs]": "full: A^E + A^S (obs_key anchors)",
-    "hgpo": "full: A^E + A^H",
+    "hgpo": "full: A^E + A^H (state_key history)",
+    "hgpo[obs]": "full: A^E + A^H (observation history)",
     "mc": "no baseline: discounted return R_t",
     "gae(true V)": "reference ceiling: GAE(λ=0.95) with the oracle's exact V^π as critic",
 }
 """Every signal compared with A^π, and what it is."""
 
-STEP_TERMS = ("gigpo[state]·A^S", "gigpo[obs]·A^S", "hgpo·A^H", "hgpo_precision·A^H")
+STEP_TERMS = ("gigpo[state]·A^S", "gigpo[obs]·A^S", "hgpo·A^H", "hgpo_precision·A^H", "hgpo[obs]·A^H",
+              "hgpo_precision[obs]·A^H")
 EPISODE_TERMS = ("grpo", "rloo", "drgrpo")
 METRICS = ("pearson", "spearman", "sign_acc", "rmse", "nonzero")
 METRIC_TITLES = {
@@ -172,8 +183,79 @@ METRIC_TITLES = {
 }
 
 
-def estimator_signals(steps: StepArrays, gamma: float, true_v: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """Every signal of :data:`SIGNALS` on ``steps`` (default options, std normalization)."""
+def _mix(h: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """:func:`~agentgym_credit.keys.mix64` elementwise on uint64 arrays (numpy wraps mod 2**64)."""
+    z = h * np.uint64(_M0) + x
+    z = (z ^ (z >> np.uint64(32))) * np.uint64(_M1)
+    z = z ^ (z >> np.uint64(29))
+    return np.where(z == 0, np.uint64(1), z)
+
+
+def obs_history_keys(steps: StepArrays, depth: int | None = None) -> np.ndarray:
+    """HGPO contexts over observations: ``[n, depth+1]`` uint64, level k = C_k = (o_{t-k}, ..., o_t).
+
+    Entry k of a row is :func:`~agentgym_credit.keys.window_fingerprint` of the ``obs_key`` hashes of
+    its trajectory's rows t-k..t, or :data:`~agentgym_credit.keys.MISSING` when t < k (or a row of
+    that window is absent): the fingerprint :class:`~agentgym_credit.wrappers.HistoryFingerprint`
+    computes with ``key="obs_key"``, rebuilt here from the rows (vectorized: one fold step per level).
+    ``depth`` defaults to that of ``steps.history_keys``.
+    """
+    depth = steps.num_levels - 1 if depth is None else int(depth)
+    if depth < 0:
+        raise ValueError(f"depth must be >= 0, got {depth}")
+    n = len(steps.t)
+    order = np.lexsort((steps.t, steps.traj_id))
+    o = np.asarray(steps.obs_key, dtype=np.uint64)[order]
+    tr, t = np.asarray(steps.traj_id)[order], np.asarray(steps.t)[order]
+    follows = np.zeros(n, dtype=bool)  # row i continues row i-1 of the same trajectory
+    follows[1:] = (tr[1:] == tr[:-1]) & (t[1:] == t[:-1] + 1)
+    out = np.zeros((n, depth + 1), dtype=np.uint64)
+    cur = _mix(np.full(n, WINDOW_SEED, dtype=np.uint64), o)
+    out[:, 0] = cur
+    for k in range(1, depth + 1):
+        prev = np.zeros(n, dtype=np.uint64)
+        prev[1:] = cur[:-1]  # level k-1 of the previous row, extended by this row's observation
+        ok = follows & (prev != np.uint64(MISSING))
+        cur = np.where(ok, _mix(prev, o), np.uint64(MISSING))
+        out[:, k] = cur
+    res = np.empty_like(out)
+    res[order] = out
+    return res
+
+
+def obs_keyed(steps: StepArrays) -> StepArrays:
+    """``steps`` with ``history_keys`` replaced by :func:`obs_history_keys` (same depth)."""
+    return replace(steps, history_keys=obs_history_keys(steps))
+
+
+def mixed_share(steps: StepArrays, k: int) -> float:
+    """Share of rows in a level-k group (size >= 2) whose group holds more than one ``state_key``.
+
+    The aliasing left at level k: 0 when every level-k context pins the true state. NaN without
+    any level-k group.
+    """
+    key = steps.history_keys[:, k]
+    live = key != np.uint64(MISSING)
+    g = np.asarray(steps.group_id, dtype=np.uint64)[live]
+    pair = np.stack([g, key[live]], axis=1)
+    _, inv, counts = np.unique(pair, axis=0, return_inverse=True, return_counts=True)
+    inv = inv.ravel()
+    triple = np.stack([inv.astype(np.uint64), np.asarray(steps.state_key, dtype=np.uint64)[live]], axis=1)
+    uniq = np.unique(triple, axis=0)
+    states_per_group = np.bincount(uniq[:, 0].astype(np.int64), minlength=len(counts))
+    grouped = counts[inv] >= 2
+    if not grouped.any():
+        return float("nan")
+    return float(np.mean(states_per_group[inv][grouped] > 1))
+
+
+def estimator_signals(steps: StepArrays, gamma: float, true_v: np.ndarray | None = None,
+                      obs_steps: StepArrays | None = None) -> dict[str, np.ndarray]:
+    """Every signal of :data:`SIGNALS` on ``steps`` (default options, std normalization).
+
+    ``obs_steps`` (default :func:`obs_keyed` of ``steps``) feeds the ``[obs]`` HGPO signals.
+    """
+    obs = obs_keyed(steps) if obs_steps is None else obs_steps
     out = {
         "grpo": advantages("grpo", steps),
         "rloo": advantages("rloo", steps),
@@ -182,9 +264,12 @@ def estimator_signals(steps: StepArrays, gamma: float, true_v: np.ndarray | None
         "gigpo[obs]·A^S": gigpo_step(steps, gamma=gamma, anchor="obs_key"),
         "hgpo·A^H": advantages("hgpo", steps, gamma=gamma),
         "hgpo_precision·A^H": advantages("hgpo_precision", steps, gamma=gamma),
+        "hgpo[obs]·A^H": advantages("hgpo", obs, gamma=gamma),
+        "hgpo_precision[obs]·A^H": advantages("hgpo_precision", obs, gamma=gamma),
         "gigpo[state]": advantages("gigpo", steps, gamma=gamma, anchor="state_key"),
         "gigpo[obs]": advantages("gigpo", steps, gamma=gamma, anchor="obs_key"),
         "hgpo": advantages("hgpo", steps, gamma=gamma, episode=True),
+        "hgpo[obs]": advantages("hgpo", obs, gamma=gamma, episode=True),
         "mc": advantages("mc", steps, gamma=gamma),
     }
     if true_v is not None:
@@ -192,17 +277,22 @@ def estimator_signals(steps: StepArrays, gamma: float, true_v: np.ndarray | None
     return out
 
 
-def bias_signals(steps: StepArrays, gamma: float) -> dict[str, np.ndarray]:
+def bias_signals(steps: StepArrays, gamma: float, obs_steps: StepArrays | None = None) -> dict[str, np.ndarray]:
     """Step-level terms in reward units (F_norm = 1), HGPO's levels A_k one by one.
 
-    Rows where a level has no group of size >= 2 hold 0 for that level (no signal), as the
-    estimators give; :func:`run_benchmark` scores each level on the rows where it exists.
+    Levels over state_key history are ``A_k``, over observation history (``obs_steps``, default
+    :func:`obs_keyed` of ``steps``) ``A_k[obs]``. Rows where a level has no group of size >= 2 hold
+    0 for that level (no signal), as the estimators give; :func:`run_benchmark` scores each level on
+    the rows where it exists.
     """
+    obs = obs_keyed(steps) if obs_steps is None else obs_steps
     out = {
         "gigpo[state]·A^S": gigpo_step(steps, gamma=gamma, anchor="state_key", step_norm="mean"),
         "gigpo[obs]·A^S": gigpo_step(steps, gamma=gamma, anchor="obs_key", step_norm="mean"),
         "hgpo·A^H": advantages("hgpo", steps, gamma=gamma, norm="mean"),
         "hgpo_precision·A^H": advantages("hgpo_precision", steps, gamma=gamma, norm="mean"),
+        "hgpo[obs]·A^H": advantages("hgpo", obs, gamma=gamma, norm="mean"),
+        "hgpo_precision[obs]·A^H": advantages("hgpo_precision", obs, gamma=gamma, norm="mean"),
     }
     for k in range(steps.num_levels):
         a_k, has, m = level_term(steps, k, gamma, with_size=True)
@@ -211,6 +301,10 @@ def bias_signals(steps: StepArrays, gamma: float) -> dict[str, np.ndarray]:
         # diagnostic: R_t minus the mean of the OTHER members (A_k · m/(m−1)), no own-return shrinkage
         out[f"A_{k} loo"] = a_k * np.where(has, m / np.maximum(m - 1, 1), 0.0)
         out[f"A_{k} loo:has"] = out[f"A_{k}:has"]
+    for k in range(obs.num_levels):
+        a_k, has = level_term(obs, k, gamma)
+        out[f"A_{k}[obs]"] = a_k
+        out[f"A_{k}[obs]:has"] = has.astype(np.float64)
     return out
 
 
@@ -456,8 +550,9 @@ def run_benchmark(cfg: CreditBenchConfig) -> BenchResult:
             t0 = time.perf_counter()
             batch = collect_run(gt, spec, n, cfg.trajectories // n, seed, cfg.history_depth, cfg.instances)
             steps = batch.steps
+            obs = obs_keyed(steps)
             truth = true_advantages(batch, gt, spec)
-            sig = estimator_signals(steps, cfg.gamma, truth.v)
+            sig = estimator_signals(steps, cfg.gamma, truth.v, obs_steps=obs)
             for name, est in sig.items():
                 row = {"task": task, "policy": pol, "N": n, "seed": seed, "signal": name}
                 row.update(M.accuracy_metrics(est, truth.adv, cfg.threshold))
@@ -467,6 +562,7 @@ def run_benchmark(cfg: CreditBenchConfig) -> BenchResult:
                 "trajectories": batch.num_trajectories, "groups": batch.num_groups,
                 "success": batch.success_rate, "decisive": float(np.mean(np.abs(truth.adv) > cfg.threshold)),
                 "true_adv_std": float(truth.adv.std()), "v_history_spread": truth.history_spread(),
+                **{f"obs_mixed_{k}": mixed_share(obs, k) for k in range(obs.num_levels)},
                 "seconds": time.perf_counter() - t0,
             })
             pooled_true.append(truth.adv)
@@ -474,7 +570,7 @@ def run_benchmark(cfg: CreditBenchConfig) -> BenchResult:
             # E[R_t - Q^π | step] = 0, so subtracting it leaves each row's expected error unchanged and
             # removes the return noise: what remains is the baseline's error V^π - b̂ (see write_report)
             noise = np.asarray(step_returns(steps, cfg.gamma)) - truth.q
-            for name, est in bias_signals(steps, cfg.gamma).items():
+            for name, est in bias_signals(steps, cfg.gamma, obs_steps=obs).items():
                 pooled_sig[name].append(est if name.endswith(":has") else est - noise)
         true_all = np.concatenate(pooled_true)
         # cells are numbered per run; make them global over seeds by offsetting
@@ -527,8 +623,96 @@ def _nanmean(values: Sequence[float]) -> float:
     return float(v.mean()) if v.size else float("nan")
 
 
+def _trend(values: Sequence[float]) -> str:
+    """"rises" / "falls" from the first to the last finite value ("is flat" or "is undefined" otherwise)."""
+    v = [x for x in values if math.isfinite(x)]
+    if len(v) < 2:
+        return "is undefined"
+    return "rises" if v[-1] > v[0] else "falls" if v[-1] < v[0] else "is flat"
+
+
+def _pct(x: float) -> str:
+    """``x`` as a whole percentage, "–" when not finite."""
+    return f"{x:.0%}" if math.isfinite(x) else "–"
+
+
 def _index(summary: Sequence[dict[str, Any]]) -> dict[tuple, dict[str, Any]]:
     return {(r["task"], r["policy"], int(r["N"]), r["signal"]): r for r in summary}
+
+
+def _obs_findings(cfg: CreditBenchConfig, S: dict, B: dict, info: Sequence[dict[str, Any]],
+                  cmp_cells: Callable[..., tuple]) -> list[str]:
+    """Findings lines: HGPO over observation history vs GiGPO on obs anchors, on the aliased tasks."""
+    lines: list[str] = []
+    ns, pols, depth = cfg.group_sizes, cfg.policies, cfg.history_depth
+
+    def bias_cmp(ts, a, b):
+        wins, ratios, ba, bb = 0, [], [], []
+        for t in ts:
+            for p in pols:
+                for n in ns:
+                    ra, rb = B.get((t, p, n, a)), B.get((t, p, n, b))
+                    if ra is None or rb is None or not (math.isfinite(ra["bias"]) and math.isfinite(rb["bias"])):
+                        continue
+                    wins += ra["bias"] < rb["bias"]
+                    ba.append(ra["bias"])
+                    bb.append(rb["bias"])
+                    if rb["bias"] > 0:
+                        ratios.append(ra["bias"] / rb["bias"])
+        return wins, len(ba), _nanmean(ratios), _nanmean(ba), _nanmean(bb)
+
+    def mean_bias(ts, sig):
+        return _nanmean([B[(t, p, n, sig)]["bias"] for t in ts for p in pols for n in ns if (t, p, n, sig) in B])
+
+    def mean_pearson(ts, sig):
+        return _nanmean([S[(t, p, n, sig)]["pearson"] for t in ts for p in pols for n in ns if (t, p, n, sig) in S])
+
+    head = [t for t in ("aliased", "cue") if t in cfg.tasks]
+    if head:
+        bw, bt, ratio, bh, bg = bias_cmp(head, "hgpo[obs]·A^H", "gigpo[obs]·A^S")
+        pw, pt, _, pm = cmp_cells(head, pols, ns, "hgpo[obs]·A^H", "gigpo[obs]·A^S")
+        qw, qt, qratio, _, _ = bias_cmp(head, "hgpo_precision[obs]·A^H", "gigpo[obs]·A^S")
+        if bt or pt:
+            verdict = ("holds in every cell" if bw == bt and pw == pt else
+                       "holds for bias in most cells, not everywhere" if bw > bt / 2 else
+                       "does NOT hold for bias in most cells")
+            if math.isfinite(ratio) and 0.9 <= ratio <= 1.1:
+                verdict += f" — and the difference is small (mean bias ratio {ratio:.2f})"
+            lines.append(
+                f"- **{'/'.join(head)} tasks, obs-keyed: HGPO over observation history vs GiGPO on obs anchors** "
+                f"(every policy, N ∈ {list(ns)}, K = {depth}; level k groups rows with equal (o_{{t-k}}, ..., o_t)): "
+                f"HGPO's claim {verdict}. Bias: `hgpo[obs]·A^H` is lower than `gigpo[obs]·A^S` in {bw}/{bt} cells, "
+                f"mean ratio bias(hgpo[obs])/bias(gigpo[obs]) = {ratio:.2f} (mean {bh:.4f} vs {bg:.4f} reward "
+                f"units); Pearson r: higher in {pw}/{pt} cells, mean margin {np.mean(pm) if pm else float('nan'):+.3f} "
+                f"({mean_pearson(head, 'hgpo[obs]·A^H'):.3f} vs {mean_pearson(head, 'gigpo[obs]·A^S'):.3f}). "
+                f"Precision-weighted (`hgpo_precision[obs]·A^H`): lower bias in {qw}/{qt} cells, mean ratio "
+                f"{qratio:.2f}. Reference without aliasing: `gigpo[state]·A^S` bias "
+                f"{mean_bias(head, 'gigpo[state]·A^S'):.4f}, Pearson {mean_pearson(head, 'gigpo[state]·A^S'):.3f}.")
+    for t in cfg.tasks:
+        if TASKS[t].fully_observed:
+            continue
+        runs = [r for r in info if r["task"] == t]
+        mixed = [_nanmean([r.get(f"obs_mixed_{k}", float("nan")) for r in runs]) for k in range(depth + 1)]
+        lv = []
+        for k in range(depth + 1):
+            vals = [B[(t, p, n, f"A_{k}[obs]")] for p in pols for n in ns if (t, p, n, f"A_{k}[obs]") in B]
+            cov = float(np.mean([r["coverage"] for r in vals])) if vals else float("nan")
+            lv.append((_nanmean([r["bias"] for r in vals]), cov))
+        bw, bt, ratio, bh, bg = bias_cmp([t], "hgpo[obs]·A^H", "gigpo[obs]·A^S")
+        pw, pt, _, pm = cmp_cells([t], pols, ns, "hgpo[obs]·A^H", "gigpo[obs]·A^S")
+        if not bt:
+            continue
+        unmix, trend = _trend(mixed), _trend([b for b, _ in lv])
+        lines.append(
+            f"  - {t}: share of grouped rows whose observation group mixes different true states, level 0..{depth}: "
+            + " → ".join(_pct(m) for m in mixed)
+            + f" (it {unmix} with depth). Per-level bias over observation history: "
+            + ", ".join(f"A_{k}[obs] {b:.4f} ({c:.0%} of rows)" for k, (b, c) in enumerate(lv))
+            + f" — it {trend} with depth. `hgpo[obs]·A^H` vs `gigpo[obs]·A^S`: bias lower in {bw}/{bt} cells "
+            f"(mean ratio {ratio:.2f}; {bh:.4f} vs {bg:.4f}), Pearson higher in {pw}/{pt} "
+            f"(mean margin {np.mean(pm) if pm else float('nan'):+.3f}); `gigpo[state]·A^S` bias "
+            f"{mean_bias([t], 'gigpo[state]·A^S'):.4f}, state-history `hgpo·A^H` {mean_bias([t], 'hgpo·A^H'):.4f}.")
+    return lines
 
 
 def findings(cfg: CreditBenchConfig, summary: Sequence[dict[str, Any]], bias: Sequence[dict[str, Any]],
@@ -620,9 +804,11 @@ def findings(cfg: CreditBenchConfig, summary: Sequence[dict[str, Any]], bias: Se
     if tot:
         verdict = "holds" if wins == tot else "does NOT hold everywhere"
         ratio = np.mean([h / g for *_, h, g in rows if g > 0]) if any(g > 0 for *_, g in rows) else float("nan")
-        line = (f"- **History-window policies, bias vs A^π (reward units):** prediction {verdict}: HGPO's A^H has "
-                f"lower bias than GiGPO's A^S in {wins}/{tot} (task, policy, N) cells; mean ratio "
-                f"bias(HGPO)/bias(GiGPO) = {ratio:.2f}.")
+        line = (f"- **History-window policies, bias vs A^π (reward units):** prediction {verdict}: HGPO's A^H "
+                f"(levels over state_key history, `hgpo·A^H`) has lower bias than GiGPO's A^S (state anchors) in "
+                f"{wins}/{tot} (task, policy, N) cells; mean ratio bias(HGPO)/bias(GiGPO) = {ratio:.2f}. "
+                "state_key is Markov (it already holds the cue and the carried key), so deeper state contexts can "
+                "only help through the behaviour policy's window; the observation-keyed comparison is below.")
         bad = [r for r in rows if r[3] >= r[4]]
         if bad:
             t, p, n, h, g = max(bad, key=lambda r: r[3] - r[4])
@@ -645,8 +831,8 @@ def findings(cfg: CreditBenchConfig, summary: Sequence[dict[str, Any]], bias: Se
                         if (t, p, n, f"A_{k} loo") in B]
                 loo.append(float(_nanmean([r["bias"] for r in vals])))
             if spread:
-                trend = "rises" if bk[-1] > bk[0] else "falls"
-                loo_trend = "rises" if loo[-1] > loo[0] else "falls"
+                trend, loo_trend = _trend(bk), _trend(loo)
+                fin = [i for i in range(len(bk)) if math.isfinite(bk[i]) and math.isfinite(loo[i])]
                 lines.append(
                     f"  - {t}: at a fixed (state, t) the true V^π varies with the history window by "
                     f"{np.mean(spread):.4f} (RMS over rows): the most a history-aware baseline could remove, "
@@ -659,9 +845,12 @@ def findings(cfg: CreditBenchConfig, summary: Sequence[dict[str, Any]], bias: Se
                     + ("So the deeper levels' extra bias is the 1/m weight of the step's own return in their "
                        "smaller groups, which pulls A_k toward 0." if trend == "rises" and loo_trend == "falls" else
                        "The own-return weight of smaller groups explains part of the deeper levels' extra bias, "
-                       "not all of it." if trend == "rises" and loo[-1] - loo[0] < bk[-1] - bk[0] else
+                       "not all of it." if trend == "rises" and fin
+                       and loo[fin[-1]] - loo[fin[0]] < bk[fin[-1]] - bk[fin[0]] else
                        "The own-return weight of smaller groups does not explain the trend."))
-    # 4. the ceiling and the sparsity of step terms
+    # 4. observation-keyed HGPO (contexts of what the agent sees) vs GiGPO on obs anchors
+    lines += _obs_findings(cfg, S, B, info, cmp_cells)
+    # 5. the ceiling and the sparsity of step terms
     ceil = [S[k]["pearson"] for k in S if k[3] == "gae(true V)" and math.isfinite(S[k]["pearson"])]
     if ceil:
         lines.append(f"- **Reference ceiling:** GAE with the exact V^π reaches mean Pearson r = {np.mean(ceil):.3f} "
@@ -757,7 +946,7 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
                               R.fmt_num(np.mean([r["true_adv_std"] for r in inf]), 3)])
     md += [R.markdown_table(["task", "policy", "success", "steps/episode", "decisive share", "std A^π"],
                             info_rows, align="llrrrr"), ""]
-    for metric, sigs in (("pearson", ("grpo", *STEP_TERMS, "gigpo[state]", "hgpo", "gae(true V)")),
+    for metric, sigs in (("pearson", ("grpo", *STEP_TERMS, "gigpo[state]", "hgpo", "hgpo[obs]", "gae(true V)")),
                          ("sign_acc", ("grpo", *STEP_TERMS, "gigpo[state]", "gae(true V)"))):
         md += [f"## {METRIC_TITLES[metric]} vs A^π", "", f"![{metric}]({cfg.name}_{metric}.png)", ""]
         for t in cfg.tasks:
@@ -773,7 +962,7 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
                 rows.append([t, sig] + [R.fmt_num(_nanmean([r[m] for r in rs]), 3) for m in METRICS])
     md += [f"Mean over policies, N = {nmax}.", "",
            R.markdown_table(["task", "signal", *[METRIC_TITLES[m] for m in METRICS]], rows, align="ll" + "r" * 5), ""]
-    md += ["## Bias vs A^π (reward units), per HGPO level", ""]
+    md += ["## Bias vs A^π (reward units), per HGPO level (state_key history)", ""]
     level_names = [f"A_{k}" for k in range(cfg.history_depth + 1)]
     bcols = ["gigpo[state]·A^S", "gigpo[obs]·A^S", "hgpo·A^H", "hgpo_precision·A^H", *level_names]
     B = {(r["task"], r["policy"], int(r["N"]), r["signal"]): r for r in res.bias}
@@ -793,6 +982,36 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
                 brow.append(cells)
     md += ["Level columns: bias of A_k on the rows where level k has a group of ≥ 2 (share of rows).", "",
            R.markdown_table(["task", "policy", "N", *bcols], brow, align="lll" + "r" * len(bcols)), ""]
+    md += ["## Bias vs A^π over observation history (obs-keyed HGPO levels)", "",
+           "HGPO's levels rebuilt from each trajectory's obs_key sequence (level k = fingerprint of "
+           "(o_{t-k}, ..., o_t)). Level columns: bias of A_k[obs] on the rows where it has a group of ≥ 2 "
+           "(share of rows). `mixed_k`: share of those rows whose level-k group holds more than one true "
+           "state (mean over seeds).", ""]
+    ocols = ["gigpo[obs]·A^S", "hgpo[obs]·A^H", "hgpo_precision[obs]·A^H",
+             *[f"A_{k}[obs]" for k in range(cfg.history_depth + 1)]]
+    mcols = [f"mixed_{k}" for k in range(cfg.history_depth + 1)]
+    orow = []
+    for t in cfg.tasks:
+        if TASKS[t].fully_observed:
+            continue
+        for p in cfg.policies:
+            for n in cfg.group_sizes:
+                cells = [t, p, str(n)]
+                for sig in ocols:
+                    r = B.get((t, p, n, sig))
+                    if r is None:
+                        cells.append("–")
+                    elif sig.startswith("A_"):
+                        cells.append(f"{R.fmt_num(r['bias'], 4)} ({r['coverage']:.0%})")
+                    else:
+                        cells.append(R.fmt_num(r["bias"], 4))
+                inf = [r for r in res.info if r["task"] == t and r["policy"] == p and int(r["N"]) == n]
+                cells += [_pct(_nanmean([r.get(f"obs_mixed_{k}", float("nan")) for r in inf]))
+                          for k in range(cfg.history_depth + 1)]
+                orow.append(cells)
+    if orow:
+        md += [R.markdown_table(["task", "policy", "N", *ocols, *mcols], orow,
+                                align="lll" + "r" * (len(ocols) + len(mcols))), ""]
     md += ["Raw data: " + ", ".join(f"`{paths[k].name}`" for k in ("summary_csv", "runs_csv", "bias_csv", "info_csv")), ""]
     md_path = out / f"{cfg.name}.md"
     md_path.write_text("\n".join(md))
@@ -887,6 +1106,9 @@ __all__ = [
     "estimator_signals",
     "bias_signals",
     "level_term",
+    "obs_history_keys",
+    "obs_keyed",
+    "mixed_share",
     "run_benchmark",
     "summarize",
     "findings",
