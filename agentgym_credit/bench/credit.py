@@ -922,6 +922,12 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
            "- **step terms** (GiGPO's A^S, HGPO's A^H) alone, without the episode term;",
            "- **full advantages** (A^E + A^S, A^E + A^H), what a trainer would use;",
            "- references: plain R_t (no baseline) and GAE with the exact V^π (a perfect critic: the ceiling).", "",
+           "HGPO runs on two kinds of context. `hgpo·A^H` uses the collector's `history_keys`: windows of "
+           "`state_key`, which is Markov here (it already holds the cue and the carried key), so deeper levels "
+           "can only help through the behaviour policy's window. The `[obs]` signals rebuild the levels from "
+           "what the agent sees, level k = fingerprint of (o_{t-k}, ..., o_t) over the trajectory's `obs_key` "
+           "sequence (missing when t < k), as an LLM agent's implementation groups; on the aliased tasks level 0 "
+           "then mixes true states and deeper levels may tell them apart (HGPO's claim).", "",
            f"Metrics per run: Pearson r, Spearman ρ, **sign accuracy on decisive steps** (|A^π| > "
            f"{cfg.threshold}; a zero estimate counts 0.5), **scaled RMSE** (RMSE after the best c ≥ 0 "
            "rescaling, divided by RMS(A^π): 1 = no better than 0), and the **nonzero fraction**. "
