@@ -12,7 +12,7 @@ import agentgym_credit  # noqa: F401  (registers credit/*)
 from agentgym_credit.envs.base import CreditEnv
 from agentgym_credit.envs.gridworld.model import TabularModel
 from agentgym_credit.envs.registration import registered_ids
-from agentgym_credit.errors import ContractViolation
+from agentgym_credit.errors import ContractViolation, ResetNeeded
 from agentgym_credit.testing import check_credit_env
 
 
@@ -163,3 +163,28 @@ def test_unbounded_action_set_uses_the_suggest_action_hook():
     report = check_credit_env(Unbounded(), seed=0)  # no hook: the walk cannot be checked, and says so
     assert any(s.startswith("random walk") for s in report.skipped)
     assert "step after episode end raises ResetNeeded" not in report.checked
+
+
+@pytest.mark.parametrize("options", ["task=1", [("task", 1)], 5])
+def test_reset_options_that_are_not_a_mapping_are_a_clear_error(options):
+    env = Line()
+    with pytest.raises(TypeError, match="options must be a dict"):
+        env.reset(seed=0, options=options)
+
+
+def test_a_failed_reset_leaves_the_env_needing_a_reset():
+    class Picky(Line):
+        def _reset_impl(self, options):
+            if options.get("task") == "bad":
+                raise ValueError("unknown task 'bad'")
+            return super()._reset_impl(options)
+
+    env = Picky()
+    env.reset(seed=0)
+    env.step("forward")
+    with pytest.raises(ValueError, match="unknown task"):
+        env.reset(seed=0, options={"task": "bad"})
+    with pytest.raises(ResetNeeded):  # not a silent continuation of the old episode
+        env.step("forward")
+    env.reset(seed=0)
+    assert env.step("forward")[4]["state_key"] == "pos=1"

@@ -7,8 +7,9 @@
   ``max_action_length``, NUL or other control characters): such a step is a documented no-op —
   the state does not change, the observation is repeated, the reward is ``invalid_action_reward``
   (0 unless set) and ``info["action_valid"] = False``;
-- raises :class:`~agentgym_credit.errors.ResetNeeded` on ``step`` before ``reset`` or after the
-  episode ended (a clear error, not a silent extra transition);
+- raises :class:`~agentgym_credit.errors.ResetNeeded` on ``step`` before ``reset``, after the
+  episode ended, or after a ``reset`` that raised (a clear error, not a silent extra transition);
+  ``reset`` options must be a mapping (``TypeError`` otherwise);
 - completes and checks ``info`` on reset and on every step: ``state_key``, ``obs_key``,
   ``admissible_actions``, ``task_id``, ``won``, ``action_valid``.
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import copy
 import re
 import string
+from collections.abc import Mapping
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -105,7 +107,10 @@ class CreditEnv(gym.Env[str, str]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"reset options must be a dict such as {{'task': 0}} or None, got {type(options).__name__}")
         super().reset(seed=seed)
+        self._needs_reset = True  # a reset that raises must not let the old episode go on
         obs, info = self._reset_impl(dict(options or {}))
         info = self._complete_info(obs, info)
         self._needs_reset = False
