@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("textworld")
@@ -207,3 +208,13 @@ def test_unsolvable_flagged_games_are_skipped_or_fail_clearly():
     with pytest.raises(RuntimeError, match="cannot load game"):
         env.reset(options={"task": floor[0]})
     assert not any("FloorLamp" in g.game_id for g in ALFWorldEnv(source="dev", task_types=["look_at_obj_in_light"]).games)
+
+
+def test_task_option_accepts_numpy_integers_and_rejects_others_clearly():
+    env = ALFWorldEnv(task_types=["pick_and_place_simple"], num_games=3)
+    _, info = env.reset(seed=0, options={"task": np.int64(1)})
+    assert info["task_id"] == env.reset(seed=0, options={"task": 1})[1]["task_id"]
+    with pytest.raises(ValueError, match="out of range"):
+        env.reset(options={"task": 3})
+    with pytest.raises(TypeError, match="options\\['task'\\]"):
+        env.reset(options={"task": 1.0})

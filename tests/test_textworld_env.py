@@ -74,3 +74,12 @@ def test_bad_arguments():
         TextWorldEnv("tw-zork")
     with pytest.raises(ValueError, match="settings"):
         TextWorldEnv("tw-simple", settings={"levels": 3})
+
+
+def test_task_option_accepts_numpy_integers(cache):
+    import numpy as np
+
+    env = TextWorldEnv("tw-coin_collector", num_games=1, cache_dir=cache)
+    assert env.reset(seed=0, options={"task": np.int64(0)})[1]["task_id"] == env.reset(seed=0)[1]["task_id"]
+    with pytest.raises(ValueError, match="options\\['task'\\]"):
+        env.reset(options={"task": 1})

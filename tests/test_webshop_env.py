@@ -241,3 +241,9 @@ def test_missing_rapidfuzz_names_the_extra(monkeypatch, cache):
     monkeypatch.setattr(reward, "_fuzz", None)
     with pytest.raises(DependencyNotInstalled, match=r"agentgym-credit\[webshop\]"):
         WebShopEnv(split="test", cache_dir=cache)
+
+
+def test_numpy_integer_task_is_accepted(cache):
+    env = WebShopEnv(split="test", cache_dir=cache)
+    task = np.arange(5)[3]  # e.g. drawn with rng.integers or taken from an array of task indices
+    assert env.reset(seed=0, options={"task": task})[1]["task_id"] == env.reset(seed=0, options={"task": 3})[1]["task_id"]

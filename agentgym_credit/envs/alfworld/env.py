@@ -9,6 +9,7 @@ What lives here:
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -169,10 +170,10 @@ class ALFWorldEnv(CreditEnv):
         task = options.get("task")
         if task is None:
             return self.games[int(self.np_random.integers(len(self.games)))]
-        if isinstance(task, (int,)) and not isinstance(task, bool):
+        if isinstance(task, numbers.Integral) and not isinstance(task, bool):  # numpy integers too
             if not 0 <= task < len(self.games):
                 raise ValueError(f"task index {task} out of range [0, {len(self.games)})")
-            return self.games[task]
+            return self.games[int(task)]
         if isinstance(task, str):
             if isinstance(self.games, GeneratedGames):
                 for i in range(len(self.games)):  # generated ids embed the split; cheap to scan

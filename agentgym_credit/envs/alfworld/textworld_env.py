@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import numbers
 import os
 import shutil
 import tempfile
@@ -210,8 +211,8 @@ class TextWorldEnv(CreditEnv):
         task = options.get("task")
         if task is None:
             index = int(self.np_random.integers(self.num_games))
-        elif isinstance(task, int) and not isinstance(task, bool) and 0 <= task < self.num_games:
-            index = task
+        elif isinstance(task, numbers.Integral) and not isinstance(task, bool) and 0 <= task < self.num_games:
+            index = int(task)  # numpy integers too
         else:
             raise ValueError(f"options['task'] must be an int in [0, {self.num_games}), got {task!r}")
         self._load(index)

@@ -13,6 +13,7 @@ case-insensitive. Anything else is a no-op: the page stays, the step counts, rew
 from __future__ import annotations
 
 import math
+import numbers
 import re
 import threading
 from pathlib import Path
@@ -158,7 +159,7 @@ class WebShopEnv(CreditEnv):
         if task is None:
             local = int(self.np_random.integers(self.num_tasks))
         else:
-            if isinstance(task, bool) or not isinstance(task, int) or not 0 <= task < self.num_tasks:
+            if isinstance(task, bool) or not isinstance(task, numbers.Integral) or not 0 <= task < self.num_tasks:
                 raise ValueError(
                     f"options['task'] must be an int in [0, {self.num_tasks}) for split {self.split!r}, got {task!r}"
                 )
