@@ -43,10 +43,28 @@ def _cols(**over):
     (dict(history_keys=[[1, 2], [1], [1, 2]]), "ragged"),
     (dict(reward=[[0.0], [1.0], [0.0]]), "1-D"),
     (dict(state_key=[1.5, 2.0, 1.0]), "integer"),
+    # fractional ids and step indices would be truncated silently (0.2 and 0.7 -> one group)
+    (dict(group_id=[0.2, 0.2, 0.7], traj_id=[0, 0, 1]), "whole numbers"),
+    (dict(traj_id=[0.0, 0.0, 1.5]), "whole numbers"),
+    (dict(t=[0.0, 0.5, 0.0]), "whole numbers"),
+    (dict(t=[0.0, np.nan, 0.0]), "whole numbers"),
+    # a flag of 0.5 or 2 is not a bool: refuse rather than read it as True
+    (dict(valid=[1.0, 0.5, 1.0]), "0 or 1"),
+    (dict(done=[0, 2, 1]), "0 or 1"),
+    # zero history levels: every HGPO level would silently be absent
+    (dict(history_keys=np.zeros((3, 0), dtype=np.uint64)), "at least one level"),
 ])
 def test_step_arrays_reject_bad_input(over, match):
     with pytest.raises(StepArraysError, match=match):
         StepArrays.from_lists(**_cols(**over))
+
+
+def test_step_arrays_accept_whole_floats_and_0_1_flags():
+    s = StepArrays.from_lists(**_cols(group_id=[3.0, 3.0, 3.0], t=[0.0, 1.0, 0.0], done=[0, 1, 1],
+                                      valid=[1.0, 0.0, 1.0]))
+    assert s.group_id.dtype == np.int64 and s.group_id.tolist() == [3, 3, 3]
+    assert s.t.tolist() == [0, 1, 0]
+    assert s.done.tolist() == [False, True, True] and s.valid.tolist() == [True, False, True]
 
 
 def test_layout_sorts_unsorted_rows_and_skips_sorting_sorted_ones():

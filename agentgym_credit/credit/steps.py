@@ -67,6 +67,9 @@ class StepArrays:
                 a = _as_uint64(a, f.name)
                 if a.ndim != 2:
                     raise StepArraysError(f"history_keys must have shape [n, K+1], got {a.shape}")
+                if a.shape[1] < 1:
+                    raise StepArraysError("history_keys must have at least one level (column 0 = the "
+                                          f"current state's context), got shape {a.shape}")
             else:
                 if a.ndim != 1:
                     raise StepArraysError(f"{f.name} must be 1-D, got shape {a.shape}")
@@ -197,6 +200,17 @@ def _sorted_order(traj_id: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 
 def _cast(a: np.ndarray, dtype, name: str) -> np.ndarray:
+    """``a`` as ``dtype``, refusing casts that would change values silently.
+
+    Ids and step indices given as floats must be whole numbers (``astype`` would truncate 0.7 to 0
+    and merge groups); flags given as numbers must be 0 or 1 (``astype(bool)`` reads 0.5 as True).
+    """
+    if dtype is np.int64 and a.dtype.kind == "f" and not np.all(np.isfinite(a) & (a == np.round(a))):
+        bad = a[~(np.isfinite(a) & (a == np.round(a)))][0]
+        raise StepArraysError(f"{name} must hold whole numbers (integer ids / step indices), found {bad}")
+    if dtype is np.bool_ and a.dtype.kind in "iuf" and not np.all((a == 0) | (a == 1)):
+        bad = a[~((a == 0) | (a == 1))][0]
+        raise StepArraysError(f"{name} must hold booleans (or 0 or 1), found {bad}")
     try:
         return a.astype(dtype, copy=False)
     except (TypeError, ValueError) as e:
