@@ -105,7 +105,10 @@ def _make(env_id: str) -> Any:
 def _task_option(task: str | None) -> dict[str, Any] | None:
     if task is None:
         return None
-    return {"task": int(task) if task.lstrip("-").isdigit() else task}
+    try:
+        return {"task": int(task)}
+    except ValueError:  # a task id such as "grid-3" (or a digit int() does not read, e.g. "²")
+        return {"task": task}
 
 
 def _read(inp: TextIO, out: TextIO, prompt: str) -> str | None:
@@ -115,10 +118,17 @@ def _read(inp: TextIO, out: TextIO, prompt: str) -> str | None:
 
 
 def _cmd_play(args: argparse.Namespace, inp: TextIO, out: TextIO) -> int:
+    from agentgym_credit.envs.base import CreditEnv
     from agentgym_credit.wrappers.action_projection import ActionProjection, fill_template, is_template
 
-    env = ActionProjection(_make(args.env_id))
-    obs, info = env.reset(seed=args.seed, options=_task_option(args.task))
+    base = _make(args.env_id)
+    if not isinstance(base.unwrapped, CreditEnv):
+        return _err(f"{args.env_id} is not a text env of this package; play one of `agentgym-credit list` (credit/...)")
+    env = ActionProjection(base)
+    try:
+        obs, info = env.reset(seed=args.seed, options=_task_option(args.task))
+    except (ValueError, TypeError) as e:  # a task the env does not have
+        return _err(f"--task {args.task!r}: {e}")
     print(f"{args.env_id}  task {info.get('task_id')}  seed {args.seed}  (type a number or an action; quit to stop)",
           file=out)
     total, t = 0.0, 0

@@ -111,3 +111,15 @@ def test_bad_arguments_exit_2(argv):
     with pytest.raises(SystemExit) as e:
         main(argv, stdout=io.StringIO())
     assert e.value.code == 2
+
+
+@pytest.mark.parametrize("task", ["99999", "\u00b2", "nope"])
+def test_play_bad_task_is_a_clear_error(task, capsys):
+    rc = main(["play", "credit/GridWorld-v0", "--task", task], stdin=io.StringIO(""), stdout=io.StringIO())
+    err = capsys.readouterr().err
+    assert rc == 2 and "task" in err and "Traceback" not in err
+
+
+def test_play_refuses_an_env_that_is_not_a_text_env(capsys):
+    rc = main(["play", "CartPole-v1"], stdin=io.StringIO("0\n"), stdout=io.StringIO())
+    assert rc == 2 and "credit/" in capsys.readouterr().err
