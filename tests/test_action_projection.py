@@ -113,3 +113,43 @@ def test_helpers():
     assert extract_action("```python\n```") == ""
     assert normalize_action("Answer: LOOK!!") == "look"
     assert normalize_action("action:") == ""
+
+
+class AliasToy(Toy):
+    """Accepts its own alias of an admissible action (as Household accepts ``put X in Y`` for ``in/on``)."""
+
+    def _step_impl(self, action):
+        return super()._step_impl("look" if action == "have a look around" else action)
+
+
+def test_text_the_env_accepts_by_its_own_parsing_is_a_valid_step():
+    # the projection finds no admissible match, passes the text on, and the env executes it: the step
+    # changed the state, so it is not a no-op and must be neither flagged invalid nor penalized
+    env = ActionProjection(AliasToy(), invalid_action_penalty=-0.5)
+    env.reset(seed=0)
+    _, reward, _, _, info = env.step("have a look around")
+    assert info["state_key"] == "n=1"
+    assert info["action_valid"] is True and reward == 1.0
+
+
+def test_household_put_alias_is_not_penalized():
+    import gymnasium as gym
+
+    import agentgym_credit  # noqa: F401
+
+    env = ActionProjection(gym.make("credit/Household-v0"), invalid_action_penalty=-0.1)
+    _, info = env.reset(seed=0)
+    for _ in range(60):
+        puts = [a for a in info["admissible_actions"] if a.startswith("put ") and " in/on " in a]
+        if puts:
+            break
+        takes = [a for a in info["admissible_actions"] if a.startswith("take ")]
+        gos = [a for a in info["admissible_actions"] if a.startswith("go to ")]
+        _, _, term, trunc, info = env.step((takes or gos)[0] if takes or len(gos) < 2 else gos[_ % len(gos)])
+        assert not (term or trunc)
+    else:
+        pytest.skip("no put action reached")
+    before = info["state_key"]
+    _, reward, _, _, info = env.step(puts[0].replace(" in/on ", " in "))
+    assert info["state_key"] != before  # the env executed it
+    assert info["action_valid"] is True and reward > -0.1

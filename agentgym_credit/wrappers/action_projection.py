@@ -154,9 +154,12 @@ class ActionProjection(gym.Wrapper[str, str, str, str]):
     it as a no-op).
 
     ``info`` gains ``raw_action`` (the text given to ``step``) and ``projected_action`` (what the
-    env received); ``info["action_valid"]`` is ``False`` when the text matched no admissible action
-    or the env rejected it. ``invalid_action_penalty`` (e.g. ``-0.1``; default 0) is **added** to
-    the reward of every step whose ``action_valid`` is ``False``.
+    env received); ``info["action_valid"]`` is ``False`` when the env rejected the action. Text that
+    matched no admissible action is still passed on, and an env may accept it by its own parsing
+    (Household reads ``put X in Y`` as ``put X in/on Y``): the step then took effect and the env's
+    ``action_valid`` stands; only an env that does not report ``action_valid`` gets ``False`` for
+    unmatched text. ``invalid_action_penalty`` (e.g. ``-0.1``; default 0) is **added** to the reward
+    of every step whose ``action_valid`` is ``False``.
 
     >>> import gymnasium as gym, agentgym_credit
     >>> env = ActionProjection(gym.make("credit/GridWorld-v0"), invalid_action_penalty=-0.1)
@@ -193,7 +196,8 @@ class ActionProjection(gym.Wrapper[str, str, str, str]):
     def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
         sent, matched = self.project(action)
         obs, reward, terminated, truncated, info = self.env.step(sent)
-        valid = bool(matched and info.get("action_valid", True))
+        # the env knows whether it applied the action; without its word, unmatched text is invalid
+        valid = bool(info.get("action_valid", matched))
         info["raw_action"] = action
         info["projected_action"] = sent
         info["action_valid"] = valid
