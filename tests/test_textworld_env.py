@@ -83,3 +83,18 @@ def test_task_option_accepts_numpy_integers(cache):
     assert env.reset(seed=0, options={"task": np.int64(0)})[1]["task_id"] == env.reset(seed=0)[1]["task_id"]
     with pytest.raises(ValueError, match="options\\['task'\\]"):
         env.reset(options={"task": 1})
+
+
+def test_state_key_tells_apart_a_paid_and_an_unpaid_subgoal(cache):
+    # tw-simple pays each subgoal once: after "open trunk" (+1) and "close trunk" the facts are the initial
+    # ones, but opening the trunk again pays nothing, so that state is not the initial state
+    env = TextWorldEnv("tw-simple", cache_dir=cache)
+    _, info = env.reset(seed=0)
+    start = info["state_key"]
+    opener = next(a for a in info["admissible_actions"] if a.startswith("open "))
+    _, r, _, _, info = env.step(opener)
+    assert r == 1.0
+    _, _, _, _, info = env.step("close " + opener.removeprefix("open "))
+    assert info["state_key"] != start
+    _, r, _, _, _ = env.step(opener)
+    assert r == 0.0

@@ -116,7 +116,10 @@ class TextWorldEnv(CreditEnv):
     ``truncated`` after ``max_steps``.
 
     ``info``: ``state_key`` (``"textworld:" + digest`` of the game's sorted true facts, all of them —
-    static ones such as room links never change within a game, so they only tie the key to the game),
+    static ones such as room links never change within a game, so they only tie the key to the game —
+    and of the score: the game pays each subgoal once, so "trunk opened and closed again" has the
+    initial facts but not the initial future rewards; which subgoals have paid is known to the key only
+    through their total, which tells them apart in games whose subgoals come in a chain, as tw-make's),
     ``obs_key``, ``admissible_actions``, ``task_id`` (``"<challenge>/<seed>"``), ``won``, ``lost``,
     ``score``, ``max_score``, ``goal`` (the objective), ``action_valid``, and ``expert_action`` (the next
     command of TextWorld's own winning policy) when ``expert=True``.
@@ -182,7 +185,8 @@ class TextWorldEnv(CreditEnv):
 
     def _state_key(self, facts: Any) -> str:
         lines = sorted(fact_str(f) for f in facts)
-        return "textworld:" + digest(self._task_id + "\n" + "\n".join(lines))
+        score = int(self._state["score"])  # subgoals already paid: not in the facts (see the class docstring)
+        return "textworld:" + digest(f"{self._task_id}\nscore={score}\n" + "\n".join(lines))
 
     def equivalent_state_keys(self, rng: Any, n: int) -> list[str]:
         """``state_key`` of ``n`` shuffled orderings of the current facts (all must be equal)."""
