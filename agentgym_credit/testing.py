@@ -31,6 +31,11 @@ own behaviour):
 6. equal states reached twice have equal keys: after an episode with another seed, ``reset(seed)``
    and the same actions again must give the same observations and ``state_key`` sequence
    (nothing leaks from earlier episodes — ids, counters, ordering);
+6b. the key holds everything that changes what actions do: over the walk and ``extra_episodes``
+   more random episodes of the same task, steps with one ``(task_id, state_key)`` must list the same
+   admissible actions (as a set), and valid steps with one ``(task_id, state_key, action, next
+   state_key)`` must give the same reward and ``terminated`` (a key that leaves out, say, an open
+   door or a selected option shows up as two answers for one key);
 7. surface noise: if the env has ``equivalent_state_keys(rng, n) -> list`` (``state_key`` computed
    from ``n`` renderings of the current state with shuffled fact order / renamed ids) every key
    must equal ``info["state_key"]``;
@@ -119,6 +124,8 @@ class _Checker:
         self.report = ContractReport(self.name)
         self.model_seen = False
         self.log: list[tuple[Any, str, Any]] | None = None  # (action, obs, state_key) since reset(seed)
+        self.adm_by_key: dict[tuple[Any, Any], tuple[frozenset[str], str]] = {}  # (task, key) -> (actions, where)
+        self.outcome: dict[tuple[Any, ...], tuple[float, bool, str]] = {}  # (task, key, action, next key) -> ...
 
     # -- helpers ---------------------------------------------------------------------------------
     @property
@@ -171,6 +178,7 @@ class _Checker:
                 raise self.fail(f"{where}: info['admissible_actions'] must be a list[str] or None, got {_short(adm)}")
             if len(set(adm)) != len(adm):
                 raise self.fail(f"{where}: info['admissible_actions'] has duplicates: {adm}")
+            self.check_same_actions(info, frozenset(adm), where)
         if not isinstance(info["task_id"], (str, int)) or isinstance(info["task_id"], bool):
             raise self.fail(f"{where}: info['task_id'] must be a str or int, got {_short(info['task_id'])}")
         for k in ("won", "action_valid"):
@@ -185,6 +193,30 @@ class _Checker:
                 raise self.fail(f"{where}: state_key {info['state_key']!r} != model.state_keys[{s}]")
             if adm is not None and adm != list(self.model.actions[s]):
                 raise self.fail(f"{where}: admissible_actions {adm} != model.actions[{s}] {self.model.actions[s]}")
+
+    def check_same_actions(self, info: dict[str, Any], adm: frozenset[str], where: str) -> None:
+        """One ``(task_id, state_key)``, one set of admissible actions (else the key misses a fact)."""
+        seen = self.adm_by_key.setdefault((info["task_id"], info["state_key"]), (adm, where))
+        if seen[0] != adm:
+            diff = sorted(seen[0] ^ adm)
+            raise self.fail(
+                f"{where}: state_key {_short(info['state_key'])} was seen at {seen[1]} with other admissible "
+                f"actions (they differ in {_short(diff)}): the key leaves out something that changes what "
+                "actions do"
+            )
+
+    def check_same_outcome(self, info0: dict, action: str, reward: float, terminated: bool, info1: dict,
+                           where: str) -> None:
+        """One ``(task, key, action, next key)``, one ``(reward, terminated)``."""
+        k = (info0["task_id"], info0["state_key"], action, info1["state_key"])
+        seen = self.outcome.setdefault(k, (reward, terminated, where))
+        if not np.isclose(seen[0], reward) or seen[1] != terminated:
+            raise self.fail(
+                f"{where}: {_short(action)} from state_key {_short(info0['state_key'])} to "
+                f"{_short(info1['state_key'])} gave reward {reward}, terminated={terminated}; at {seen[2]} the "
+                f"same step gave other reward {seen[0]}, terminated={seen[1]}: the key leaves out something "
+                "that changes what actions do"
+            )
 
     def check_model_step(self, info0: dict, action: str, reward: float, terminated: bool, info1: dict) -> None:
         if self.model is None or "state_index" not in info0 or "state_index" not in info1:
@@ -283,6 +315,7 @@ class _Checker:
             if not inf["action_valid"]:
                 raise self.fail(f"admissible action {action!r} was rejected (action_valid=False)")
             self.check_model_step(info, action, r, terminated, inf)
+            self.check_same_outcome(info, action, r, terminated, inf, f"walk step {len(actions)}")
             actions.append(action)
             keys.add(inf["state_key"])
             obs_seen.add(inf["obs_key"])
@@ -308,6 +341,28 @@ class _Checker:
         raise self.fail(
             f"no episode end within n_steps={self.n_steps} random admissible actions, so `step after the "
             "end raises ResetNeeded` could not be checked; give the env a step limit or raise n_steps"
+        )
+
+    def more_episodes(self, n: int) -> None:
+        """``n`` more random walks from ``reset(seed)`` (same task), feeding checks 6b."""
+        steps = 0
+        for e in range(n):
+            obs, info = self.reset(self.seed)
+            for t in range(self.n_steps):
+                action = self.pick(info, obs)
+                if action is None:
+                    return
+                where = f"extra episode {e} step {t}"
+                o, r, terminated, truncated, inf = self.step(action, where)
+                if not inf["action_valid"]:
+                    raise self.fail(f"admissible action {action!r} was rejected (action_valid=False) at {where}")
+                self.check_same_outcome(info, action, r, terminated, inf, where)
+                obs, info, steps = o, inf, steps + 1
+                if terminated or truncated:
+                    break
+        self.report.checked.append(
+            f"one state_key, one set of admissible actions and one outcome per action ({n} more episodes, "
+            f"{steps} steps)"
         )
 
     def after_end(self, action: str | None) -> None:
@@ -364,12 +419,15 @@ def _short(v: Any, n: int = 60) -> str:
     return r if len(r) <= n else r[: n - 3] + "..."
 
 
-def check_credit_env(env: gym.Env, *, seed: int = 0, n_steps: int = 300, gymnasium_check: bool = True) -> ContractReport:
+def check_credit_env(
+    env: gym.Env, *, seed: int = 0, n_steps: int = 300, gymnasium_check: bool = True, extra_episodes: int = 4
+) -> ContractReport:
     """Check ``env`` against the agentgym-credit contract (module docstring lists the checks).
 
     Raises :class:`~agentgym_credit.errors.ContractViolation` naming the first failed check;
     returns a :class:`ContractReport` otherwise. ``n_steps`` bounds the random walk that must
-    reach an episode end. The env is reset and stepped; reset it before using it again.
+    reach an episode end; ``extra_episodes`` more random episodes of the same task feed check 6b.
+    The env is reset and stepped; reset it before using it again.
 
     >>> import gymnasium as gym, agentgym_credit
     >>> report = check_credit_env(gym.make("credit/GridWorld-v0"))
@@ -404,6 +462,9 @@ def check_credit_env(env: gym.Env, *, seed: int = 0, n_steps: int = 300, gymnasi
     if actions:
         c.replay(first)
     c.report.timings["replay"] = time.perf_counter() - t0 - sum(c.report.timings.values())
+    if actions and extra_episodes > 0:
+        c.more_episodes(int(extra_episodes))
+    c.report.timings["extra episodes"] = time.perf_counter() - t0 - sum(c.report.timings.values())
     c.report.seconds = time.perf_counter() - t0
     return c.report
 

@@ -188,3 +188,50 @@ def test_a_failed_reset_leaves_the_env_needing_a_reset():
         env.step("forward")
     env.reset(seed=0)
     assert env.step("forward")[4]["state_key"] == "pos=1"
+
+
+class Lamp(CreditEnv):
+    """Positions 0..2 and a lamp; ``read`` is admissible only with the lamp on; ``forward`` from 2 ends
+    the episode, paying 1 if the note was read. ``forget`` leaves a fact out of ``state_key``."""
+
+    def __init__(self, forget: str = ""):
+        super().__init__()
+        self.forget = forget
+
+    def _info(self, valid: bool = True) -> dict[str, Any]:
+        key = f"pos={self.pos}"
+        if self.forget != "lamp":
+            key += f";lamp={self.lamp}"
+        if self.forget != "read":
+            key += f";read={self.read}"
+        acts = ["forward", "toggle lamp"] + (["read"] if self.lamp else [])
+        return {"state_key": key, "admissible_actions": acts if self.pos < 3 else [], "task_id": "lamp",
+                "won": self.pos == 3 and self.read, "action_valid": valid}
+
+    def _obs(self) -> str:
+        return f"You are at {self.pos}. The lamp is {'on' if self.lamp else 'off'}."
+
+    def _reset_impl(self, options):
+        self.pos, self.lamp, self.read, self.t = 0, False, False, 0
+        return self._obs(), self._info()
+
+    def _step_impl(self, action):
+        valid = action in self._info()["admissible_actions"]
+        reward, self.t = 0.0, self.t + 1
+        if valid and action == "forward":
+            self.pos += 1
+            reward = float(self.pos == 3 and self.read)
+        elif valid and action == "toggle lamp":
+            self.lamp = not self.lamp
+        elif valid:
+            self.read = True
+        term = self.pos == 3
+        return self._obs(), reward, term, self.t >= 12 and not term, self._info(valid)
+
+
+def test_a_state_key_that_leaves_out_an_action_relevant_fact_is_caught():
+    check_credit_env(Lamp(), seed=0)  # the complete key passes
+    with pytest.raises(ContractViolation, match="other admissible actions"):
+        check_credit_env(Lamp(forget="lamp"), seed=0)  # the lamp decides whether `read` is admissible
+    with pytest.raises(ContractViolation, match="other reward"):
+        check_credit_env(Lamp(forget="read"), seed=0)  # reading decides the final reward
