@@ -186,6 +186,28 @@ def test_loss_counts_response_tokens_only(tok, model):
     assert float(loss2) == pytest.approx(float(loss), abs=1e-7)
 
 
+def test_loss_ignores_non_finite_values_at_masked_positions():
+    # masked positions (prompt / padding columns) must not enter the loss even when a model gives
+    # -inf or NaN there (a multiply by a 0 mask would turn them into NaN)
+    mask = torch.tensor([[False, True, True], [True, True, True]])
+    lp = torch.tensor([[-1.0, -0.5, -2.0], [-1.5, -0.2, -0.9]], requires_grad=True)
+    old = torch.tensor([[0.0, -0.6, -1.8], [-1.4, -0.3, -1.0]])
+    adv = torch.tensor([[0.0, 1.0, 1.0], [-0.5, -0.5, -0.5]])
+    ref = old - 0.1
+    loss, st = ppo_clip_loss(lp, old, adv, mask, 0.2, ref_logprobs=ref, kl_coef=0.1)
+    for bad in (float("-inf"), float("nan")):
+        lp2 = lp.detach().clone()
+        lp2[0, 0] = bad
+        lp2.requires_grad_(True)
+        old2, ref2 = old.clone(), ref.clone()
+        old2[0, 0] = ref2[0, 0] = bad
+        loss2, st2 = ppo_clip_loss(lp2, old2, adv, mask, 0.2, ref_logprobs=ref2, kl_coef=0.1)
+        assert float(loss2) == pytest.approx(float(loss), abs=1e-7)
+        assert all(np.isfinite(float(v)) for v in st2.values())
+        loss2.backward()
+        assert torch.isfinite(lp2.grad).all() and float(lp2.grad[0, 0]) == 0.0
+
+
 def test_micro_batches_respect_token_budget_and_accumulate_exactly(tok, model):
     assert micro_batches([5, 3, 8, 2], 10) == [[2], [0, 1], [3]]
     assert sorted(i for mb in micro_batches([4] * 7, 9) for i in mb) == list(range(7))

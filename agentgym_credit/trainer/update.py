@@ -184,12 +184,16 @@ def ppo_clip_loss(
     ``kl_coef`` times the k3 estimate of KL(pi || pi_ref). Returns the loss and detached sums of
     the statistics (``clipped``, ``kl_ref``, ``approx_kl``, ``ratio``) over masked tokens, so
     micro-batches add up."""
+    mask = mask.to(torch.bool)
     mask_f = mask.to(logprobs.dtype)
     denom = float(num_tokens) if num_tokens is not None else mask_f.sum().clamp(min=1.0)
     hi = clip_eps if clip_eps_high is None else clip_eps_high
-    log_ratio = (logprobs - old_logprobs) * mask_f
+    zero = torch.zeros((), dtype=logprobs.dtype, device=logprobs.device)
+    # torch.where, not a multiply by the mask: -inf or NaN at a masked position would give NaN
+    log_ratio = torch.where(mask, logprobs - old_logprobs, zero)
     ratio = torch.exp(log_ratio)
-    surr = torch.minimum(ratio * advantages, torch.clamp(ratio, 1.0 - clip_eps, 1.0 + hi) * advantages)
+    adv = torch.where(mask, advantages, zero)
+    surr = torch.minimum(ratio * adv, torch.clamp(ratio, 1.0 - clip_eps, 1.0 + hi) * adv)
     loss = -(surr * mask_f).sum() / denom
     stats: dict[str, Any] = {}
     with torch.no_grad():
@@ -198,7 +202,7 @@ def ppo_clip_loss(
         stats["approx_kl"] = (((ratio - 1.0) - log_ratio) * mask_f).sum()
         stats["ratio"] = (ratio * mask_f).sum()
     if ref_logprobs is not None and kl_coef > 0:
-        d = (ref_logprobs - logprobs) * mask_f
+        d = torch.where(mask, ref_logprobs - logprobs, zero)
         kl = torch.exp(d) - d - 1.0
         loss = loss + kl_coef * (kl * mask_f).sum() / denom
         stats["kl_ref"] = (kl.detach() * mask_f).sum()
