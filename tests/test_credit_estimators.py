@@ -126,6 +126,21 @@ def test_row_order_does_not_matter(steps, name, seed):
     np.testing.assert_allclose(ESTIMATORS[name](shuffled), ESTIMATORS[name](steps)[perm], atol=1e-9)
 
 
+def test_default_history_keeps_a_zero_state_key_as_a_state():
+    # state_key 0 is an ordinary key (0-based state indices); the default history_keys must not read
+    # it as MISSING, or HGPO (K = 0) silently drops state 0's anchor group that GiGPO keeps
+    s = StepArrays.from_lists(group_id=[0] * 4, traj_id=[0, 0, 1, 1], t=[0, 1, 0, 1],
+                              reward=[0.0, 1.0, 0.0, 0.0], done=[False, True, False, True],
+                              state_key=[0, 1, 0, 2], obs_key=[0, 1, 0, 2])
+    assert np.all(s.history_keys != 0)
+    a_s = gigpo_step(s, gamma=0.5, step_norm="mean")
+    np.testing.assert_allclose(a_s, [0.25, 0.0, -0.25, 0.0])
+    np.testing.assert_allclose(hgpo(s, gamma=0.5, norm="mean"), a_s)
+    from agentgym_credit.credit import group_stats
+    st = group_stats(s)
+    assert st.levels["history_0"] == st.levels["state_key"]
+
+
 def test_gigpo_by_hand():
     # one group, two trajectories; state 5 visited by both (and twice by trajectory 1)
     s = StepArrays.from_lists(group_id=[0] * 5, traj_id=[0, 0, 1, 1, 1], t=[0, 1, 0, 1, 2],

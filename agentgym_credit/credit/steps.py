@@ -26,8 +26,9 @@ class StepArrays:
 
     Fields: ``group_id``, ``traj_id``, ``t`` (int64), ``reward`` (float64), ``done`` (bool),
     ``state_key``, ``obs_key`` (uint64), ``history_keys`` (uint64, ``[n, K+1]``; defaults to
-    ``state_key[:, None]``), ``valid`` (bool; defaults to all ``True``), ``value`` (float64 or
-    ``None``; needed by GAE only).
+    ``state_key[:, None]``, with a ``state_key`` of 0 replaced by one nonzero value no other row
+    holds, since 0 marks a missing level there), ``valid`` (bool; defaults to all ``True``),
+    ``value`` (float64 or ``None``; needed by GAE only).
 
     >>> import numpy as np
     >>> s = StepArrays.from_lists(group_id=[0, 0], traj_id=[0, 1], t=[0, 0], reward=[1.0, 0.0],
@@ -80,7 +81,7 @@ class StepArrays:
             if a is not None and len(a) != n:
                 raise StepArraysError(f"{name} has {len(a)} rows, group_id has {n}")
         if arrays["history_keys"] is None:
-            arrays["history_keys"] = arrays["state_key"][:, None].copy()
+            arrays["history_keys"] = _default_history(arrays["state_key"])
         if arrays["valid"] is None:
             arrays["valid"] = np.ones(n, dtype=bool)
         for name, a in arrays.items():
@@ -187,6 +188,20 @@ class TrajLayout:
         first = np.flatnonzero(starts)
         return cls(order=order, first=first, lengths=np.diff(np.r_[first, len(traj)]),
                    seg=np.cumsum(starts) - 1, group_of_traj=group_id[order][first])
+
+
+def _default_history(state_key: np.ndarray) -> np.ndarray:
+    """``state_key[:, None]``, with key 0 (an ordinary state key, e.g. a 0-based index) moved to a
+    nonzero value no row uses: in ``history_keys`` 0 is :data:`MISSING`, which would take those rows
+    out of every level-0 group."""
+    hk = state_key[:, None].copy()
+    zero = hk[:, 0] == np.uint64(MISSING)
+    if np.any(zero):
+        free = np.uint64(0x9E3779B97F4A7C15)
+        while np.any(state_key == free):
+            free += np.uint64(1)
+        hk[zero, 0] = free
+    return hk
 
 
 def _sorted_order(traj_id: np.ndarray, t: np.ndarray) -> np.ndarray:
