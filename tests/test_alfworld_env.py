@@ -218,3 +218,5 @@ def test_task_option_accepts_numpy_integers_and_rejects_others_clearly():
         env.reset(options={"task": 3})
     with pytest.raises(TypeError, match="options\\['task'\\]"):
         env.reset(options={"task": 1.0})
+    with pytest.raises(ValueError, match="unknown reset options \\['tsk'\\]"):
+        env.reset(options={"tsk": 1})  # a typo must not silently draw a random game

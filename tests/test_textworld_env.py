@@ -83,6 +83,8 @@ def test_task_option_accepts_numpy_integers(cache):
     assert env.reset(seed=0, options={"task": np.int64(0)})[1]["task_id"] == env.reset(seed=0)[1]["task_id"]
     with pytest.raises(ValueError, match="options\\['task'\\]"):
         env.reset(options={"task": 1})
+    with pytest.raises(ValueError, match="unknown reset options \\['tsk'\\]"):
+        env.reset(options={"tsk": 0})
 
 
 def test_state_key_tells_apart_a_paid_and_an_unpaid_subgoal(cache):

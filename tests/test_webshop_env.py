@@ -247,3 +247,9 @@ def test_numpy_integer_task_is_accepted(cache):
     env = WebShopEnv(split="test", cache_dir=cache)
     task = np.arange(5)[3]  # e.g. drawn with rng.integers or taken from an array of task indices
     assert env.reset(seed=0, options={"task": task})[1]["task_id"] == env.reset(seed=0, options={"task": 3})[1]["task_id"]
+
+
+def test_unknown_reset_option_is_a_clear_error(cache):
+    env = WebShopEnv(split="test", cache_dir=cache)
+    with pytest.raises(ValueError, match="unknown reset options \\['tsk'\\]"):
+        env.reset(seed=0, options={"tsk": 3})  # a typo must not silently draw a random goal
