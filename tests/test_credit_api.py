@@ -67,6 +67,20 @@ def test_step_arrays_accept_whole_floats_and_0_1_flags():
     assert s.done.tolist() == [False, True, True] and s.valid.tolist() == [True, False, True]
 
 
+@pytest.mark.parametrize("name, opts, match", [
+    # options that the current settings do not use are still checked: a typo is never ignored
+    ("gigpo", dict(omega=0.0, anchor="obs"), "anchor"),
+    ("gigpo", dict(omega=0.0, step_norm="std"), "step_norm"),
+    ("gigpo", dict(omega=0.0, gamma=1.5), "gamma"),
+    ("hgpo", dict(episode_baseline="traj"), "episode_baseline"),
+    ("hgpo", dict(episode_norm="std"), "episode_norm"),
+    ("hgpo_precision", dict(omega=float("nan")), "omega"),
+])
+def test_unused_options_are_still_validated(name, opts, match):
+    with pytest.raises(ValueError, match=match):
+        advantages(name, StepArrays.from_lists(**_cols()), **opts)
+
+
 def test_layout_sorts_unsorted_rows_and_skips_sorting_sorted_ones():
     s = StepArrays.from_lists(**_cols(traj_id=[5, 5, 2], t=[1, 0, 0], done=[True, False, True]))
     assert s.layout.order.tolist() == [2, 1, 0]

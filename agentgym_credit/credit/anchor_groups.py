@@ -59,6 +59,11 @@ def gigpo(steps: StepArrays, *, gamma: float = 0.95, omega: float = 1.0, anchor:
           propagate_penalty: bool = False) -> np.ndarray:
     """GiGPO advantage A^E + omega * A^S per row (float64, input order)."""
     omega = checks.finite("omega", omega)
+    # checked here too, so that omega = 0 (the step term is skipped) still rejects a bad option
+    checks.unit_interval("gamma", gamma)
+    checks.choice("anchor", anchor, ANCHORS)
+    checks.choice("step_norm", step_norm, NORMS)
+    checks.choice("episode_norm", episode_norm, NORMS)
     a_e = episode_advantage(steps, norm=episode_norm, std=std, eps=eps, episode_baseline=episode_baseline,
                             invalid_penalty=invalid_penalty, propagate_penalty=propagate_penalty)
     if omega == 0.0:

@@ -119,10 +119,12 @@ def _common(steps, gamma, norm, std, eps, depth, invalid_penalty, propagate_pena
 
 def _with_episode(steps, a_h, episode, omega, episode_norm, episode_baseline, std, eps, invalid_penalty,
                   propagate_penalty):
+    # the episode options are checked even when the term is off: a typo is never silently ignored
+    checks.choice("episode_baseline", episode_baseline, BASELINES)
+    checks.choice("episode_norm", episode_norm, NORMS)
+    omega = checks.finite("omega", omega)
     if not episode:
         return a_h
-    checks.choice("episode_baseline", episode_baseline, BASELINES)
-    omega = checks.finite("omega", omega)
     a_e = episode_advantage(steps, norm=episode_norm, std=std, eps=eps, episode_baseline=episode_baseline,
                             invalid_penalty=invalid_penalty, propagate_penalty=propagate_penalty)
     return a_e + omega * a_h
