@@ -59,6 +59,23 @@ def test_step_arrays_reject_bad_input(over, match):
         StepArrays.from_lists(**_cols(**over))
 
 
+def test_step_arrays_from_python_lists_of_stable_hashes():
+    # plain Python ints above and below 2**63 (as stable_hash gives): np.asarray alone makes float64
+    # of them (rounding the keys), so they must be read exactly as uint64
+    from agentgym_credit.keys import stable_hash
+
+    keys = [stable_hash(k) for k in ("a", "b", "c", "d", "e", "f", "g", "h")]
+    big = [k for k in keys if k >= 2**63][:1]
+    small = [k for k in keys if k < 2**63][:2]
+    assert big and len(small) == 2
+    sk = [big[0], small[0], big[0]]
+    s = StepArrays.from_lists(**_cols(state_key=sk, obs_key=sk, history_keys=[[k, 0] for k in sk]))
+    assert s.state_key.dtype == np.uint64 and [int(x) for x in s.state_key] == sk
+    assert [int(x) for x in s.history_keys[:, 0]] == sk
+    with pytest.raises(StepArraysError, match="integer"):
+        StepArrays.from_lists(**_cols(state_key=[big[0], 1.5, 2]))
+
+
 def test_step_arrays_accept_whole_floats_and_0_1_flags():
     s = StepArrays.from_lists(**_cols(group_id=[3.0, 3.0, 3.0], t=[0.0, 1.0, 0.0], done=[0, 1, 1],
                                       valid=[1.0, 0.0, 1.0]))

@@ -64,6 +64,10 @@ class StepArrays:
                 a = np.asarray(v)
             except ValueError as e:  # ragged nested lists
                 raise StepArraysError(f"{f.name} is ragged (rows of different lengths): {e}") from None
+            if conv.get(f.name, np.uint64) is np.uint64 and a.dtype.kind == "f" and not isinstance(v, np.ndarray):
+                # Python ints above and below 2**63 (stable_hash keys) make float64 in np.asarray,
+                # which rounds them: read the values themselves (non-integers are refused below)
+                a = np.asarray(v, dtype=object)
             if f.name == "history_keys":
                 a = _as_uint64(a, f.name)
                 if a.ndim != 2:
@@ -240,10 +244,11 @@ def _as_uint64(a: np.ndarray, name: str) -> np.ndarray:
     if a.dtype.kind == "u":
         return a.astype(np.uint64)
     if a.dtype == object or a.size == 0:
-        try:
-            return np.array([int(x) & 0xFFFFFFFFFFFFFFFF for x in a.ravel()], dtype=np.uint64).reshape(a.shape)
-        except (TypeError, ValueError) as e:
-            raise StepArraysError(f"{name} must hold integer keys: {e}") from None
+        flat = a.ravel().tolist()
+        bad = next((x for x in flat if not isinstance(x, (int, np.integer))), None)
+        if bad is not None:
+            raise StepArraysError(f"{name} must hold integer keys, found {bad!r}")
+        return np.array([int(x) & 0xFFFFFFFFFFFFFFFF for x in flat], dtype=np.uint64).reshape(a.shape)
     raise StepArraysError(f"{name} must hold integer (uint64) keys, got dtype {a.dtype}")
 
 
