@@ -173,9 +173,15 @@ class ActingPolicy:
 
 def ppo_update(model: Any, opt: Any, batch: RolloutBatch, adv: np.ndarray, cfg: TrainBenchConfig,
                gen: Any) -> dict[str, float]:
-    """PPO-clip epochs over the batch's steps (same for every estimator); returns loss statistics."""
-    ex = batch.extras
+    """PPO-clip epochs over the batch's steps (same for every estimator); returns loss statistics.
+
+    ``adv`` has one value per row of ``batch.steps``, which leaves out failed trajectories, so the
+    extras are taken under the same ``batch.row_mask()`` to keep rows and advantages aligned.
+    """
+    ex = [e for e, keep in zip(batch.extras, batch.row_mask()) if keep]
     n = len(ex)
+    if len(adv) != n:
+        raise ValueError(f"{len(adv)} advantages for {n} kept step rows: compute them on batch.steps")
     old = torch.tensor([e["logp"] for e in ex], dtype=torch.float32)
     idx = torch.tensor([e["idx"] for e in ex], dtype=torch.long)
     A = torch.as_tensor(np.asarray(adv, dtype=np.float32))
