@@ -47,7 +47,7 @@ def test_ppo_update_moves_probability_toward_positive_advantage():
     adv = np.array([1.0, -1.0] * 8)
     cfg = T.TrainBenchConfig(epochs=4, minibatch=8)
     opt = torch.optim.Adam(m.parameters(), lr=0.05)
-    stats = T.ppo_update(m, opt, SimpleNamespace(extras=ex), adv, cfg, torch.Generator().manual_seed(0))
+    stats = T.ppo_update(m, opt, SimpleNamespace(extras=ex, row_mask=lambda: np.ones(len(ex), dtype=bool)), adv, cfg, torch.Generator().manual_seed(0))
     with torch.no_grad():
         after = m.log_probs([ctx], [cands])[0]
     assert after[0] > before[0] and math.isfinite(stats["loss"])
@@ -90,3 +90,12 @@ def test_quick_run_writes_report(tmp_path):
                    "--estimators", "grpo", "gigpo[state]"]) == 0
     md = (tmp_path / "training.md").read_text()
     assert "`agentgym-credit bench train --quick`" in md and "| household-small | grpo |" in md
+
+
+def test_ppo_update_drops_failed_rows_and_refuses_misaligned_advantages():
+    torch = pytest.importorskip("torch")
+    cfg = T.TrainBenchConfig(epochs=1, minibatch=8)
+    keep = np.array([True, False, True])
+    batch = SimpleNamespace(extras=[{"logp": 0.0, "idx": 0}] * 3, row_mask=lambda: keep)
+    with pytest.raises(ValueError, match="kept step rows"):
+        T.ppo_update(None, None, batch, np.zeros(3), cfg, torch.Generator().manual_seed(0))
