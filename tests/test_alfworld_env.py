@@ -113,6 +113,22 @@ def test_state_key_ignores_fact_order_and_looking():
     assert info4["state_key"] != info["state_key"]
 
 
+
+def test_state_key_does_not_depend_on_the_path_to_a_state():
+    # the engine keeps "not_" facts (not_atlocation(agent1, loc 16)) for places the agent has left: they
+    # record the path, not the state, so "at toilet 1" reached by two routes must be one key
+    env = ALFWorldEnv(task_types=["pick_and_place_simple"])
+    _, info = env.reset(seed=0)
+    gos = [a for a in info["admissible_actions"] if a.startswith("go to ")][:3]
+    keys = []
+    for via in gos[1:]:
+        env.step(gos[0])
+        keys.append(env.step(via)[4]["state_key"])
+        keys.append(env.step(gos[0])[4]["state_key"])
+    assert keys[1] == keys[3] and keys[0] != keys[1]
+    assert not any(f.startswith("not_") for f in env.state_facts())
+
+
 _SCRIPT = """
 import json, sys
 import numpy as np
