@@ -235,3 +235,19 @@ def test_a_state_key_that_leaves_out_an_action_relevant_fact_is_caught():
         check_credit_env(Lamp(forget="lamp"), seed=0)  # the lamp decides whether `read` is admissible
     with pytest.raises(ContractViolation, match="other reward"):
         check_credit_env(Lamp(forget="read"), seed=0)  # reading decides the final reward
+
+
+def test_text_space_contains_unicode_text_but_not_control_characters():
+    # real WebShop titles and LLM actions are unicode ("Café Crème ®", RTL, emoji): valid observations/actions
+    from agentgym_credit.envs.base import TextSpace
+
+    space = TextSpace(64)
+    assert space.contains("Café Crème ® 10\u2033 \u05e9\u05dc\u05d5\u05dd \U0001f600\n[SEP]\tx")
+    assert space.contains(space.sample())
+    assert not space.contains("look\x00") and not space.contains(b"look") and not space.contains("x" * 65)
+
+    class Unicode(Line):
+        def _obs(self):
+            return f"Café n° {self.pos} \u2192 \U0001f600"
+
+    check_credit_env(Unicode(), seed=0)  # gymnasium's check_env asserts the observation is in the space

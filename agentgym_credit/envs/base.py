@@ -2,7 +2,7 @@
 
 ``CreditEnv`` is a ``gymnasium.Env[str, str]`` that
 
-- uses :class:`TextSpace` for observations and actions;
+- uses :class:`TextSpace` for observations and actions (any text without control characters);
 - rejects pathological action text *before* it reaches the engine (not a ``str``, longer than
   ``max_action_length``, NUL or other control characters): such a step is a documented no-op —
   the state does not change, the observation is repeated, the reward is ``invalid_action_reward``
@@ -51,10 +51,19 @@ _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 class TextSpace(gym.spaces.Text):
-    """``gymnasium.spaces.Text`` over printable ASCII with a generous maximum length."""
+    """``gymnasium.spaces.Text`` with a generous maximum length: samples printable ASCII, contains any
+    ``str`` of a valid length without control characters (real product titles, instructions and LLM
+    actions are unicode; a charset cannot list all of unicode)."""
 
     def __init__(self, max_length: int, min_length: int = 0, seed: int | None = None):
         super().__init__(max_length=max_length, min_length=min_length, charset=TEXT_CHARSET, seed=seed)
+
+    def contains(self, x: Any) -> bool:
+        return (
+            isinstance(x, str)
+            and self.min_length <= len(x) <= self.max_length
+            and _CONTROL_CHARS.search(x) is None
+        )
 
 
 def _bad_action_reason(action: Any, max_len: int) -> str | None:
