@@ -5,8 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from agentgym_credit.credit.oracle import optimal_values
 from agentgym_credit.envs.gridworld import HouseholdEnv, shortest_plan
-from agentgym_credit.envs.gridworld.household import TASK_TYPES
+from agentgym_credit.envs.gridworld.household import DEFAULT_TASK_TYPES, LAMP, TASK_TYPES
+from agentgym_credit.testing import check_credit_env
+
+NEW_TYPES = ("pick_heat_then_place", "look_at_obj_in_light", "pick_two_obj_and_place")
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +40,126 @@ def test_every_task_is_solvable_and_small(env):
             assert any(a.startswith(f"clean {target} with sinkbasin") for a in path)
         if tk.flag == "cool":
             assert any(a.startswith(f"cool {target} with fridge") for a in path)
-    assert kinds == set(TASK_TYPES)
+    assert kinds == set(DEFAULT_TASK_TYPES)
+
+
+def test_default_mix_is_the_original_three_and_the_full_list_is_alfworlds_six():
+    assert HouseholdEnv().task_types == DEFAULT_TASK_TYPES == (
+        "pick_and_place", "pick_clean_then_place", "pick_cool_then_place")
+    assert set(NEW_TYPES) | set(DEFAULT_TASK_TYPES) == set(TASK_TYPES) and len(TASK_TYPES) == 6
+    kinds = {HouseholdEnv().task(i).kind for i in range(50)}
+    assert kinds == set(DEFAULT_TASK_TYPES)
+    everything = HouseholdEnv(n_tasks=60, task_types=TASK_TYPES)
+    assert {everything.task(i).kind for i in range(60)} == set(TASK_TYPES)
+
+
+def _play(env, task, plan):
+    obs, info = env.reset(seed=0, options={"task": task})
+    total, term = 0.0, False
+    for a in plan:
+        assert not term, "the episode ended before the plan did"
+        obs, r, term, trunc, info = env.step(a)
+        assert info["action_valid"], a
+        total += r
+    return obs, total, term, info
+
+
+@pytest.mark.parametrize("kind", NEW_TYPES)
+def test_new_task_types_are_solvable_and_the_shortest_plan_wins(kind):
+    env = HouseholdEnv(n_tasks=6, max_steps=40, task_types=(kind,))
+    for task in range(env.n_tasks):
+        tk = env.task(task)
+        assert tk.kind == kind
+        m = env.model_for(task)
+        assert m.n_states <= env.max_states
+        s0 = int(np.argmax(m.initial))
+        wins = env.won_states(task)
+        plan = shortest_plan(m, s0, wins)
+        obs, total, term, info = _play(env, task, plan)
+        assert term and info["won"] and total == 1.0 and obs.endswith("You have completed the task. You won!")
+        assert f"Your task is to: {tk.goal}" in env.reset(seed=0, options={"task": task})[0]
+        # exact DP agrees: nothing reaches the goal in fewer steps than the plan
+        gamma = 0.9
+        assert optimal_values(m, gamma).V[0, s0] == pytest.approx(gamma ** (len(plan) - 1))
+        # no won state can be reached by a plan that skips the step the type is about
+        target = tk.objects[tk.target_object]
+        won_facts = [set(m.state_keys[i].split("; ")) for i in wins]
+        if kind == "pick_heat_then_place":
+            assert tk.goal == f"put a hot {target.rsplit(' ', 1)[0]} in {tk.receptacles[tk.target_receptacle]}."
+            assert f"heat {target} with microwave 1" in plan
+            assert plan.index(f"heat {target} with microwave 1") < len(plan) - 1
+            assert "microwave 1" in tk.receptacles and tk.receptacles[tk.target_receptacle] != "microwave 1"
+            assert plan[-1] == f"put {target} in/on {tk.receptacles[tk.target_receptacle]}"
+            assert all(f"hot {target}" in f for f in won_facts)
+            unheated = [a for a in plan if not a.startswith("heat ")]
+            _, total, term, _ = _play(env, task, unheated)
+            assert not term and total == 0.0
+        elif kind == "look_at_obj_in_light":
+            assert tk.goal == f"look at {target.rsplit(' ', 1)[0]} under the desklamp."
+            assert plan[-1] == f"use {LAMP}" and f"take {target} from " in " ".join(plan)
+            assert all({f"holding {target}", "at desk 1", f"toggled {LAMP}"} <= f for f in won_facts)
+            # the lamp cannot be taken, and using it without the object in hand does not win
+            assert not any(LAMP in a for s in range(m.n_states) for a in m.actions[s] if not a.startswith("use"))
+            _, total, term, info = _play(env, task, ["go to desk 1", f"use {LAMP}"])
+            assert not term and f"toggled {LAMP}" in info["state_key"].split("; ")
+        else:
+            assert tk.goal == f"put two {target.rsplit(' ', 1)[0]} in {tk.receptacles[tk.target_receptacle]}."
+            first, second = (tk.objects[k] for k in tk.targets)
+            assert first.rsplit(" ", 1)[0] == second.rsplit(" ", 1)[0] and first != second
+            rec = tk.receptacles[tk.target_receptacle]
+            puts = [a for a in plan if a.startswith("put ")]
+            assert sorted(puts) == sorted([f"put {first} in/on {rec}", f"put {second} in/on {rec}"])
+            assert all({f"in {first} {rec}", f"in {second} {rec}"} <= f for f in won_facts)
+            half = plan[: plan.index(puts[0]) + 1]
+            _, total, term, _ = _play(env, task, half)
+            assert not term and total == 0.0
+
+
+def test_examine_lamp_can_be_turned_on_first_and_its_state_is_hidden():
+    env = HouseholdEnv(n_tasks=4, max_steps=40, task_types=("look_at_obj_in_light",))
+    tk = env.task(0)
+    target, home = tk.objects[0], tk.receptacles[tk.start[0]]
+    plan = ["go to desk 1", f"use {LAMP}", f"go to {home}"]
+    if tk.openable[tk.start[0]]:
+        plan.append(f"open {home}")
+    plan += [f"take {target} from {home}", "go to desk 1"]
+    obs, total, term, info = _play(env, 0, plan)
+    assert term and info["won"] and total == 1.0
+    obs, info = env.reset(seed=0, options={"task": 0})
+    before, *_ = env.step("go to desk 1")
+    assert before.startswith(f"You arrive at desk 1. On the desk 1, you see a {LAMP}")
+    after, *_ = env.step(f"use {LAMP}")
+    assert after == before  # as in ALFWorld's room text: the lamp's state is not shown
+    shown = HouseholdEnv(n_tasks=4, task_types=("look_at_obj_in_light",), show_status=True)
+    shown.reset(seed=0, options={"task": 0})
+    shown.step("go to desk 1")
+    assert f"a {LAMP} (on)" in shown.step(f"use {LAMP}")[0]
+
+
+@pytest.mark.parametrize(("kind", "fact"), [("pick_heat_then_place", "hot {target}"),
+                                            ("look_at_obj_in_light", "toggled " + LAMP)])
+def test_new_flags_are_in_the_state_key_and_hidden_from_the_text(kind, fact):
+    env = HouseholdEnv(n_tasks=2, task_types=(kind,))
+    m = env.model_for(0)
+    tk = env.task(0)
+    fact = fact.format(target=tk.objects[tk.target_object])
+    flagged = [i for i, k in enumerate(m.state_keys) if fact in k.split("; ")]
+    assert flagged
+    for i in flagged:
+        facts = m.state_keys[i].split("; ")
+        assert facts == sorted(facts)
+        j = m.index("; ".join(f for f in facts if f != fact))
+        assert m.observations[i].replace(" You have completed the task. You won!", "") == m.observations[j]
+
+
+def test_check_credit_env_with_every_task_type():
+    for kind in NEW_TYPES:
+        env = HouseholdEnv(n_tasks=3, task_types=(kind,))
+        try:
+            report = check_credit_env(env, seed=0)
+        finally:
+            env.close()
+        assert "bad actions are no-ops" in report.checked
 
 
 def test_alfworld_commands_and_observations():

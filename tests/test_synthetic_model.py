@@ -22,8 +22,12 @@ CASES = {
     "aliased-slip": lambda: AliasedGridEnv(size=5, n_traps=1, slip=0.2, n_tasks=4, max_steps=40),
     "cue": lambda: CueCorridorEnv(length=3, n_tasks=4, max_steps=20),
     "household": lambda: HouseholdEnv(n_tasks=4, max_steps=25, step_cost=0.01),
+    "household-heat": lambda: HouseholdEnv(n_tasks=3, max_steps=25, task_types=("pick_heat_then_place",)),
+    "household-look": lambda: HouseholdEnv(n_tasks=3, max_steps=25, task_types=("look_at_obj_in_light",)),
+    "household-two": lambda: HouseholdEnv(n_tasks=3, max_steps=25, step_cost=0.01,
+                                          task_types=("pick_two_obj_and_place",)),
 }
-DETERMINISTIC = {"grid", "aliased", "household"}
+DETERMINISTIC = {"grid", "aliased", "household", "household-heat", "household-look", "household-two"}
 
 
 def _rollouts(env, n_episodes: int, seed: int):

@@ -1,20 +1,33 @@
 """``HouseholdEnv`` (``credit/Household-v0``): a small ALFWorld-like household with an exact model.
 
-A room of receptacles (cabinets, drawers and a fridge that open and close; countertops, shelves,
-tables and a sinkbasin that do not), a few objects, and one goal in ALFWorld's task families:
-``pick_and_place`` ("put a mug in shelf 1"), ``pick_clean_then_place`` ("put a clean mug in shelf
-1", clean it with the sinkbasin first) and ``pick_cool_then_place`` (cool it with the fridge).
+A room of receptacles (cabinets, drawers, a fridge and a microwave that open and close;
+countertops, shelves, tables, a desk and a sinkbasin that do not), a few objects, and one goal in
+one of ALFWorld's six task families (:data:`TASK_TYPES`):
+
+- ``pick_and_place`` — "put a mug in shelf 1.";
+- ``pick_clean_then_place`` — "put a clean mug in shelf 1." (clean it with the sinkbasin first);
+- ``pick_cool_then_place`` — "put a cool mug in shelf 1." (cool it with the fridge first);
+- ``pick_heat_then_place`` — "put a hot mug in shelf 1." (heat it with the microwave first);
+- ``look_at_obj_in_light`` — "look at mug under the desklamp." (``use desklamp 1`` at the desk
+  where the lamp stands; the goal holds once the lamp is on and the agent is there holding the mug);
+- ``pick_two_obj_and_place`` — "put two mug in shelf 1." (two mugs, ``mug 1`` and ``mug 2``, one
+  at a time: the agent holds one object at most).
+
+The default mix (:data:`DEFAULT_TASK_TYPES`) is the first three, the mix the committed benchmarks
+were run with; pass ``task_types=TASK_TYPES`` (or any subset) for the others.
 Commands are ALFWorld's: ``go to cabinet 2``, ``open cabinet 2``, ``close cabinet 2``,
 ``take mug 1 from cabinet 2``, ``put mug 1 in/on shelf 1``, ``clean mug 1 with sinkbasin 1``,
-``cool mug 1 with fridge 1``, ``look``, ``inventory``.
+``cool mug 1 with fridge 1``, ``heat mug 1 with microwave 1``, ``use desklamp 1``, ``look``,
+``inventory``.
 
 The whole reachable state space of a task is enumerated at reset (breadth first, cached per task):
 a few hundred to a few thousand states with the defaults. The state is a fact set (where the agent
 is, which receptacles are open, where each object is, what is held, whether the goal object is
-clean/cool); ``state_key`` is that set sorted. Observations are functions of the state in ALFWorld's
+clean/cool/hot, whether the desklamp is on); ``state_key`` is that set sorted. Observations are functions of the state in ALFWorld's
 words ("You arrive at cabinet 2. The cabinet 2 is open. In it, you see a mug 1."). As in ALFWorld
 the text shows only the receptacle in front of the agent and what it carries — not what lies in
-other receptacles, which ones are open elsewhere, nor whether an object is clean or cool — so the
+other receptacles, which ones are open elsewhere, whether an object is clean, cool or hot, nor
+whether the desklamp was turned on — so the
 task is partially observed: many states share one text (``obs_key`` aliasing; about 13 states per
 distinct observation for the median default task).
 """
@@ -29,8 +42,22 @@ import numpy as np
 from agentgym_credit.envs.gridworld.model import TabularModel
 from agentgym_credit.envs.gridworld.tabular import TabularTextEnv, build_model, canonical_action
 
-TASK_TYPES: tuple[str, ...] = ("pick_and_place", "pick_clean_then_place", "pick_cool_then_place")
-"""Goal families (ALFWorld's names)."""
+TASK_TYPES: tuple[str, ...] = ("pick_and_place", "pick_clean_then_place", "pick_cool_then_place",
+                               "pick_heat_then_place", "look_at_obj_in_light", "pick_two_obj_and_place")
+"""Every goal family (ALFWorld's six, named as ALFWorld names them, less ``_simple``/``_in_recep``)."""
+
+DEFAULT_TASK_TYPES: tuple[str, ...] = TASK_TYPES[:3]
+"""The default mix (pick-and-place, clean, cool): the committed benchmarks ran with it."""
+
+_TREATMENT: dict[str, tuple[str, str, str, bool]] = {
+    "pick_clean_then_place": ("clean", "clean", "sinkbasin", False),
+    "pick_cool_then_place": ("cool", "cool", "fridge", True),
+    "pick_heat_then_place": ("heat", "hot", "microwave", True),
+}
+"""Task kind -> (command verb, goal adjective, receptacle kind that does it, whether it opens)."""
+_VERB_AT = {rec: verb for verb, _, rec, _ in _TREATMENT.values()}
+LAMP = "desklamp 1"
+"""The lamp of ``look_at_obj_in_light`` tasks: it stands on ``desk 1`` and cannot be taken."""
 
 OPENABLE_KINDS: tuple[str, ...] = ("cabinet", "drawer")
 PLAIN_KINDS: tuple[str, ...] = ("countertop", "shelf", "diningtable", "sidetable")
@@ -52,29 +79,51 @@ class HouseholdTask:
     start: tuple[int, ...]
     target_object: int
     target_receptacle: int
+    lamp: int = -1
+    """Receptacle the desklamp stands on (``look_at_obj_in_light``; ``target_receptacle`` too), else -1."""
 
     @property
     def flag(self) -> str | None:
-        """``"clean"``, ``"cool"`` or ``None``: what the goal object must be."""
-        return {"pick_clean_then_place": "clean", "pick_cool_then_place": "cool"}.get(self.kind)
+        """``"clean"``, ``"cool"``, ``"hot"`` or ``None``: what the goal object must be."""
+        t = _TREATMENT.get(self.kind)
+        return t[1] if t else None
+
+    @property
+    def treatment(self) -> str | None:
+        """The command verb that gives the goal object its ``flag`` (``"clean"``, ``"cool"``, ``"heat"``)."""
+        t = _TREATMENT.get(self.kind)
+        return t[0] if t else None
+
+    @property
+    def targets(self) -> tuple[int, ...]:
+        """Objects the goal is about (two of one type for ``pick_two_obj_and_place``)."""
+        return (0, 1) if self.kind == "pick_two_obj_and_place" else (self.target_object,)
 
     @property
     def goal(self) -> str:
         typ = self.objects[self.target_object].rsplit(" ", 1)[0]
+        if self.kind == "look_at_obj_in_light":
+            return f"look at {typ} under the desklamp."
+        if self.kind == "pick_two_obj_and_place":
+            return f"put two {typ} in {self.receptacles[self.target_receptacle]}."
         noun = f"{self.flag} {typ}" if self.flag else typ
         article = "an" if noun[0] in "aeiou" else "a"
         return f"put {article} {noun} in {self.receptacles[self.target_receptacle]}."
 
 
 def state_facts(task: HouseholdTask, state: tuple) -> list[str]:
-    """The facts of a state ``(location, open bitmask, object places, goal flag)`` (any order)."""
+    """The facts of a state ``(location, open bitmask, object places, flag)`` (any order).
+
+    ``flag`` is the goal object's treatment (clean/cool/hot) or, in ``look_at_obj_in_light``, the lamp
+    being on (``toggled desklamp 1``).
+    """
     loc, opened, where, flag = state
     recs = task.receptacles
     facts = [f"at {recs[loc] if loc >= 0 else 'middle of room'}"]
     facts += [f"open {recs[j]}" for j in range(len(recs)) if opened >> j & 1]
     facts += [f"holding {o}" if w == -1 else f"in {o} {recs[w]}" for o, w in zip(task.objects, where)]
     if flag:
-        facts.append(f"{task.flag} {task.objects[task.target_object]}")
+        facts.append(f"toggled {LAMP}" if task.lamp >= 0 else f"{task.flag} {task.objects[task.target_object]}")
     return facts
 
 
@@ -94,14 +143,19 @@ def _listing(items: list[str]) -> str:
 class HouseholdEnv(TabularTextEnv):
     """ALFWorld-style household task with an exact model (see module docstring).
 
-    Parameters: ``n_receptacles`` (>= 3, including a sinkbasin / fridge when the goal needs one),
-    ``n_objects`` (>= 1; the goal object plus distractors), ``task_types`` (subset of
-    :data:`TASK_TYPES`), ``max_steps``, ``n_tasks`` generated from ``task_seed``; ``goal_reward`` when the
-    goal holds (terminal), ``-step_cost`` per other step. The number of states grows like
-    ``(n_receptacles + 1) * 2**openable * (n_receptacles + 1)**n_objects``; a task with more than
+    Parameters: ``n_receptacles`` (>= 3, including a sinkbasin / fridge / microwave / desk when the
+    goal needs one), ``n_objects`` (>= 1; the goal object plus distractors — ``pick_two_obj_and_place``
+    has one more object, the second goal object), ``task_types`` (non-empty subset of
+    :data:`TASK_TYPES`, each drawn with equal probability; default :data:`DEFAULT_TASK_TYPES`:
+    ``pick_and_place``, ``pick_clean_then_place``, ``pick_cool_then_place``), ``max_steps``,
+    ``n_tasks`` generated from ``task_seed``; ``goal_reward`` when the goal holds (terminal),
+    ``-step_cost`` per other step. The number of states grows like
+    ``(n_receptacles + 1) * 2**openable * (n_receptacles + 1)**n_objects`` (times 2 with a flag);
+    with the defaults (5 receptacles, 2 objects) the largest tasks have a few thousand states,
+    ``pick_two_obj_and_place`` (3 objects) up to about 10,000; a task with more than
     ``max_states`` reachable states raises ``ValueError`` at its first reset. With
-    ``show_status=True`` a cleaned/cooled goal object is named so ("a mug 1 (clean)"); by default it
-    is not, as in ALFWorld. ``"put mug 1 in shelf 1"`` and ``"put mug 1 on shelf 1"`` are
+    ``show_status=True`` a cleaned/cooled/heated goal object is named so ("a mug 1 (clean)") and a
+    lamp that is on too ("a desklamp 1 (on)"); by default they are not, as in ALFWorld. ``"put mug 1 in shelf 1"`` and ``"put mug 1 on shelf 1"`` are
     accepted for ALFWorld's ``"put mug 1 in/on shelf 1"``.
 
     >>> env = HouseholdEnv(n_tasks=3)
@@ -116,7 +170,7 @@ class HouseholdEnv(TabularTextEnv):
         self,
         n_receptacles: int = 5,
         n_objects: int = 2,
-        task_types: tuple[str, ...] | list[str] = TASK_TYPES,
+        task_types: tuple[str, ...] | list[str] = DEFAULT_TASK_TYPES,
         max_steps: int = 30,
         n_tasks: int = 50,
         goal_reward: float = 1.0,
@@ -155,11 +209,11 @@ class HouseholdEnv(TabularTextEnv):
         rng = np.random.default_rng([self.task_seed, i, 4])
         kind = self.task_types[int(rng.integers(len(self.task_types)))]
         kinds: list[tuple[str, bool]] = []
-        if kind == "pick_clean_then_place":
-            kinds.append(("sinkbasin", False))
-        if kind == "pick_cool_then_place":
-            kinds.append(("fridge", True))
-        # at least one place to put things that is neither the sink nor the fridge
+        if kind in _TREATMENT:
+            kinds.append(_TREATMENT[kind][2:])
+        if kind == "look_at_obj_in_light":
+            kinds.append(("desk", False))
+        # at least one place to put things that is neither the sink, the fridge nor the microwave
         kinds.append((PLAIN_KINDS[int(rng.integers(len(PLAIN_KINDS)))], False))
         pool = [(k, True) for k in OPENABLE_KINDS] + [(k, False) for k in PLAIN_KINDS]
         while len(kinds) < self.n_receptacles:
@@ -175,14 +229,18 @@ class HouseholdEnv(TabularTextEnv):
         named.sort()
         recs = tuple(n for n, _ in named)
         openable = tuple(op for _, op in named)
-        objs = tuple(f"{OBJECT_KINDS[int(k)]} 1"
-                     for k in rng.choice(len(OBJECT_KINDS), size=self.n_objects, replace=False))
-        places = [j for j, r in enumerate(recs) if not r.startswith(("sinkbasin", "fridge"))]
-        target_rec = places[int(rng.integers(len(places)))]
+        types = [OBJECT_KINDS[int(k)] for k in rng.choice(len(OBJECT_KINDS), size=self.n_objects, replace=False)]
+        if kind == "pick_two_obj_and_place":
+            types.insert(1, types[0])
+        objs = tuple(f"{t} {types[:i + 1].count(t)}" for i, t in enumerate(types))
+        places = [j for j, r in enumerate(recs) if not r.startswith(("sinkbasin", "fridge", "microwave"))]
+        lamp = recs.index("desk 1") if kind == "look_at_obj_in_light" else -1
+        target_rec = lamp if lamp >= 0 else places[int(rng.integers(len(places)))]
         start = [int(rng.integers(len(recs))) for _ in objs]
-        while start[0] == target_rec:
-            start[0] = int(rng.integers(len(recs)))
-        return HouseholdTask(kind, recs, openable, objs, tuple(start), 0, target_rec)
+        for k in (0, 1) if kind == "pick_two_obj_and_place" else (0,):
+            while start[k] == target_rec:
+                start[k] = int(rng.integers(len(recs)))
+        return HouseholdTask(kind, recs, openable, objs, tuple(start), 0, target_rec, lamp)
 
     def _canonical(self, action: str) -> str:
         text = canonical_action(action)
@@ -195,12 +253,16 @@ class HouseholdEnv(TabularTextEnv):
         rec_index = {r: j for j, r in enumerate(recs)}
         obj_index = {o: j for j, o in enumerate(objs)}
         step_r = 0.0 - self.step_cost
-        # state: (location (-1 = middle of the room), open bitmask, object places (-1 = held), flag)
+        # state: (location (-1 = middle of the room), open bitmask, object places (-1 = held), flag);
+        # flag: the goal object is clean/cool/hot, or (look_at_obj_in_light) the lamp is on
         start = (-1, 0, tk.start, False)
+        targets, lamp = tk.targets, tk.lamp
 
         def done(s) -> bool:
-            _, _, where, flag = s
-            return where[tk.target_object] == tk.target_receptacle and (flag or tk.flag is None)
+            loc, _, where, flag = s
+            if lamp >= 0:
+                return flag and loc == lamp and where[tk.target_object] == -1
+            return all(where[k] == tk.target_receptacle for k in targets) and (flag or tk.flag is None)
 
         def visible(s, j: int) -> bool:
             return not tk.openable[j] or bool(s[1] >> j & 1)
@@ -223,10 +285,11 @@ class HouseholdEnv(TabularTextEnv):
                         acts += [f"take {o} from {r}" for k, o in enumerate(objs) if s[2][k] == loc]
                     else:
                         acts.append(f"put {objs[h]} in/on {r}")
-                if h >= 0 and r.startswith("sinkbasin"):
-                    acts.append(f"clean {objs[h]} with {r}")
-                if h >= 0 and r.startswith("fridge"):
-                    acts.append(f"cool {objs[h]} with {r}")
+                verb = _VERB_AT.get(r.rsplit(" ", 1)[0])
+                if h >= 0 and verb:
+                    acts.append(f"{verb} {objs[h]} with {r}")
+                if loc == lamp:
+                    acts.append(f"use {LAMP}")
             return acts + ["inventory", "look"]
 
         def transition(s, action: str):
@@ -244,10 +307,12 @@ class HouseholdEnv(TabularTextEnv):
             elif verb == "put":
                 k = obj_index[rest.split(" in/on ")[0]]
                 ns = (loc, opened, where[:k] + (loc,) + where[k + 1:], flag)
-            elif verb in ("clean", "cool"):
+            elif verb in ("clean", "cool", "heat"):
                 k = obj_index[rest.split(" with ")[0]]
                 # only the goal's own treatment of the goal object is a change of state that matters
-                ns = (loc, opened, where, flag or (verb == tk.flag and k == tk.target_object))
+                ns = (loc, opened, where, flag or (verb == tk.treatment and k == tk.target_object))
+            elif verb == "use":  # the lamp goes on and stays on
+                ns = (loc, opened, where, True)
             else:  # look, inventory
                 ns = s
             if done(ns):
@@ -258,17 +323,23 @@ class HouseholdEnv(TabularTextEnv):
             return fact_key(state_facts(tk, s))
 
         def name(s, k: int) -> str:
-            shown = self.show_status and s[3] and k == tk.target_object
+            shown = self.show_status and s[3] and k == tk.target_object and tk.flag
             return f"{objs[k]} ({tk.flag})" if shown else objs[k]
 
+        def listing(s, j: int) -> str:
+            items = [name(s, k) for k, w in enumerate(s[2]) if w == j]
+            if j == lamp:
+                items.insert(0, f"{LAMP} (on)" if self.show_status and s[3] else LAMP)
+            return _listing(items)
+
         def observe(s) -> str:
-            loc, opened, where, _ = s
+            loc, opened, _, _ = s
             if loc < 0:
                 text = ("-= Welcome to TextWorld, ALFRED! =-\n\nYou are in the middle of a room. Looking quickly "
                         f"around you, you see {_listing(list(recs))}.\n\nYour task is to: {tk.goal}")
             else:
                 r = recs[loc]
-                inside = _listing([name(s, k) for k, w in enumerate(where) if w == loc])
+                inside = listing(s, loc)
                 if not tk.openable[loc]:
                     text = f"You arrive at {r}. On the {r}, you see {inside}."
                 elif opened >> loc & 1:
@@ -298,4 +369,4 @@ class HouseholdEnv(TabularTextEnv):
         return [fact_key([facts[int(i)] for i in rng.permutation(len(facts))]) for _ in range(n)]
 
 
-__all__ = ["HouseholdEnv", "HouseholdTask", "TASK_TYPES", "state_facts", "fact_key"]
+__all__ = ["HouseholdEnv", "HouseholdTask", "TASK_TYPES", "DEFAULT_TASK_TYPES", "LAMP", "state_facts", "fact_key"]
