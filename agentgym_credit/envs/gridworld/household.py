@@ -20,16 +20,19 @@ Commands are ALFWorld's: ``go to cabinet 2``, ``open cabinet 2``, ``close cabine
 ``cool mug 1 with fridge 1``, ``heat mug 1 with microwave 1``, ``use desklamp 1``, ``look``,
 ``inventory``.
 
-The whole reachable state space of a task is enumerated at reset (breadth first, cached per task):
-a few hundred to a few thousand states with the defaults. The state is a fact set (where the agent
-is, which receptacles are open, where each object is, what is held, whether the goal object is
-clean/cool/hot, whether the desklamp is on); ``state_key`` is that set sorted. Observations are functions of the state in ALFWorld's
-words ("You arrive at cabinet 2. The cabinet 2 is open. In it, you see a mug 1."). As in ALFWorld
-the text shows only the receptacle in front of the agent and what it carries — not what lies in
-other receptacles, which ones are open elsewhere, whether an object is clean, cool or hot, nor
-whether the desklamp was turned on — so the
-task is partially observed: many states share one text (``obs_key`` aliasing; about 13 states per
-distinct observation for the median default task).
+The whole reachable state space of a task is enumerated at reset (breadth first, cached per task).
+Reachable states per task with the defaults (5 receptacles, 2 objects; min / median / max over 30
+generated tasks): pick_and_place 151 / 301 / 1181, clean 326 / 651 / 2601, cool and heat
+651 / 1301 / 2601, look_at_obj_in_light 351 / 701 / 2801, pick_two_obj_and_place (3 objects)
+976 / 1951 / 7781 — all under the ``max_states=20_000`` guard, small enough for exact DP.
+The state is a fact set (where the agent is, which receptacles are open, where each object is,
+what is held, whether the goal object is clean/cool/hot, whether the desklamp is on);
+``state_key`` is that set sorted. Observations are functions of the state in ALFWorld's words
+("You arrive at cabinet 2. The cabinet 2 is open. In it, you see a mug 1."). As in ALFWorld the
+text shows only the receptacle in front of the agent and what it carries — not what lies in other
+receptacles, which ones are open elsewhere, whether an object is clean, cool or hot, nor whether
+the desklamp was turned on — so the task is partially observed: many states share one text
+(``obs_key`` aliasing; about 13 states per distinct observation for the median default task).
 """
 
 from __future__ import annotations
