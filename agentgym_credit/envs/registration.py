@@ -41,7 +41,7 @@ ENVS: tuple[EnvSpecEntry, ...] = (
     EnvSpecEntry(
         "credit/Household-v0",
         "agentgym_credit.envs.gridworld.household:HouseholdEnv",
-        "Small ALFWorld-like household (go to / open / take / put / clean); exact tabular model.",
+        "Small ALFWorld-like household (go to / open / take / put / clean / cool / heat / use); exact tabular model.",
     ),
     EnvSpecEntry(
         "credit/ALFWorld-v0",
