@@ -151,3 +151,33 @@ def test_noop_info_shares_no_mutable_object_with_the_previous_info():
     second["admissible_actions"].append("mutated")
     _, _, _, _, third = env.step(None)  # type: ignore[arg-type]
     assert "mutated" not in third["admissible_actions"]
+
+
+def test_rejected_actions_count_towards_the_step_limit():
+    import gymnasium as gym
+
+    import agentgym_credit  # noqa: F401
+
+    env = gym.make("credit/GridWorld-v0", max_steps=3)
+    _, first = env.reset(seed=0)
+    for _ in range(3):
+        _, r, term, trunc, info = env.step("go\x00north")
+        assert info["action_valid"] is False and "control" in info["invalid_reason"]
+        assert info["state_key"] == first["state_key"] and not term
+    assert trunc, "three rejected actions must use up a 3-step limit"
+    with pytest.raises(ResetNeeded):
+        env.step("go north")
+
+
+def test_an_env_that_accepts_the_empty_action_breaks_the_contract():
+    from agentgym_credit.errors import ContractViolation
+
+    class Lenient(Chain):
+        def _step_impl(self, action):
+            obs, info = self._obs()
+            return obs, 0.0, False, False, info
+
+    env = Lenient()
+    env.reset(seed=0)
+    with pytest.raises(ContractViolation, match="empty action"):
+        env.step(None)  # type: ignore[arg-type]

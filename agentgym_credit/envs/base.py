@@ -4,9 +4,10 @@
 
 - uses :class:`TextSpace` for observations and actions (any text without control characters);
 - rejects pathological action text *before* it reaches the engine (not a ``str``, longer than
-  ``max_action_length``, NUL or other control characters): such a step is a documented no-op —
-  the state does not change, the observation is repeated, the reward is ``invalid_action_reward``
-  (0 unless set) and ``info["action_valid"] = False``;
+  ``max_action_length``, NUL or other control characters): such a step is played as the empty
+  action ``""``, which every env treats as its own inadmissible no-op (same observation, reward
+  and step count as any other invalid command, so a step limit still ends an episode of junk),
+  with ``info["action_valid"] = False`` and ``info["invalid_reason"]`` saying why;
 - raises :class:`~agentgym_credit.errors.ResetNeeded` on ``step`` before ``reset``, after the
   episode ended, or after a ``reset`` that raised (a clear error, not a silent extra transition);
   ``reset`` options must be a mapping (``TypeError`` otherwise);
@@ -20,7 +21,6 @@ normalized observation text and ``action_valid`` to ``True``.
 
 from __future__ import annotations
 
-import copy
 import re
 import string
 from collections.abc import Mapping
@@ -133,25 +133,18 @@ class CreditEnv(gym.Env[str, str]):
                 "(terminated or truncated); call env.reset() to start a new episode"
             )
         reason = _bad_action_reason(action, self.max_action_length)
-        if reason is not None:
-            return self._noop(reason)
-        obs, reward, terminated, truncated, info = self._step_impl(action)
+        if reason is None:
+            obs, reward, terminated, truncated, info = self._step_impl(action)
+        else:
+            obs, reward, terminated, truncated, info = self._step_impl("")
+            if info.get("action_valid", True):
+                raise ContractViolation(f"{type(self).__name__} accepted the empty action as valid")
+            info["invalid_reason"] = reason
         info = self._complete_info(obs, info)
         if terminated or truncated:
             self._needs_reset = True
         self._last_obs, self._last_info = obs, info
         return obs, float(reward), bool(terminated), bool(truncated), info
-
-    def _noop(self, reason: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        """A rejected action: nothing changes, the observation is repeated.
-
-        ``info`` is a deep copy of the last one: users keep every step's info, so two steps must
-        never share a mutable object (gymnasium's checker warns about exactly that).
-        """
-        info = copy.deepcopy(self._last_info)
-        info["action_valid"] = False
-        info["invalid_reason"] = reason
-        return self._last_obs, self.invalid_action_reward, False, False, info
 
     def _complete_info(self, obs: str, info: dict[str, Any]) -> dict[str, Any]:
         if "obs_key" not in info:  # not setdefault: it would normalize the text even when unused
