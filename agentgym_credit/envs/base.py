@@ -83,6 +83,9 @@ class CreditEnv(gym.Env[str, str]):
     """A text environment that honours the agentgym-credit contract (see module docstring)."""
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"]}
+    reset_options: frozenset[str] = frozenset({"task"})
+    """Keys ``reset(options=...)`` accepts; any other key is a ``ValueError`` (a misspelt option must
+    not silently draw a random task)."""
 
     def __init__(
         self,
@@ -118,6 +121,9 @@ class CreditEnv(gym.Env[str, str]):
     ) -> tuple[str, dict[str, Any]]:
         if options is not None and not isinstance(options, Mapping):
             raise TypeError(f"reset options must be a dict such as {{'task': 0}} or None, got {type(options).__name__}")
+        unknown = set(options or ()) - self.reset_options
+        if unknown:
+            raise ValueError(f"unknown reset options {sorted(unknown)}; supported: {sorted(self.reset_options)}")
         super().reset(seed=seed)
         self._needs_reset = True  # a reset that raises must not let the old episode go on
         obs, info = self._reset_impl(dict(options or {}))

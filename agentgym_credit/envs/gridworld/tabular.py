@@ -297,9 +297,6 @@ class TabularTextEnv(CreditEnv):
         }
 
     def _reset_impl(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        unknown = set(options) - {"task"}
-        if unknown:
-            raise ValueError(f"unknown reset options {sorted(unknown)}; supported: 'task'")
         task = options.get("task")
         i = int(self.np_random.integers(self.n_tasks)) if task is None else self.task_index(task)
         c = self._task = self._compiled(i)

@@ -155,9 +155,6 @@ class WebShopEnv(CreditEnv):
 
     # -- episode ---------------------------------------------------------------------------------
     def _reset_impl(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        unknown = set(options) - {"task"}
-        if unknown:  # a misspelt option must not silently draw a random task
-            raise ValueError(f"unknown reset options {sorted(unknown)}; supported: 'task'")
         task = options.get("task")
         if task is None:
             local = int(self.np_random.integers(self.num_tasks))
