@@ -894,6 +894,15 @@ def _plots(cfg: CreditBenchConfig, S: dict, out: Path) -> list[Path]:
     return paths
 
 
+def _bias_cell(r: dict[str, Any] | None, signal: str) -> str:
+    """A bias table cell: the bias, and for a single HGPO level the share of rows it covers."""
+    if r is None:
+        return "–"
+    if signal.startswith("A_"):
+        return f"{R.fmt_num(r['bias'], 4)} ({r['coverage']:.0%})"
+    return R.fmt_num(r["bias"], 4)
+
+
 def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
     """Write the markdown report, the CSVs and the plots under ``cfg.out``; return their paths."""
     out = Path(cfg.out)
@@ -977,14 +986,7 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
         for p in cfg.policies:
             for n in cfg.group_sizes:
                 cells = [t, p, str(n)]
-                for sig in bcols:
-                    r = B.get((t, p, n, sig))
-                    if r is None:
-                        cells.append("–")
-                    elif sig.startswith("A_"):
-                        cells.append(f"{R.fmt_num(r['bias'], 4)} ({r['coverage']:.0%})")
-                    else:
-                        cells.append(R.fmt_num(r["bias"], 4))
+                cells += [_bias_cell(B.get((t, p, n, sig)), sig) for sig in bcols]
                 brow.append(cells)
     md += ["Level columns: bias of A_k on the rows where level k has a group of ≥ 2 (share of rows).", "",
            R.markdown_table(["task", "policy", "N", *bcols], brow, align="lll" + "r" * len(bcols)), ""]
@@ -1003,14 +1005,7 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
         for p in cfg.policies:
             for n in cfg.group_sizes:
                 cells = [t, p, str(n)]
-                for sig in ocols:
-                    r = B.get((t, p, n, sig))
-                    if r is None:
-                        cells.append("–")
-                    elif sig.startswith("A_"):
-                        cells.append(f"{R.fmt_num(r['bias'], 4)} ({r['coverage']:.0%})")
-                    else:
-                        cells.append(R.fmt_num(r["bias"], 4))
+                cells += [_bias_cell(B.get((t, p, n, sig)), sig) for sig in ocols]
                 inf = [r for r in res.info if r["task"] == t and r["policy"] == p and int(r["N"]) == n]
                 cells += [_pct(_nanmean([r.get(f"obs_mixed_{k}", float("nan")) for r in inf]))
                           for k in range(cfg.history_depth + 1)]
