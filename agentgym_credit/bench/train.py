@@ -217,7 +217,7 @@ class TrainBenchConfig:
 
     tasks: tuple[str, ...] = ("household-small",)
     estimators: tuple[str, ...] = tuple(ESTIMATORS)
-    seeds: int = 3
+    seeds: int = 6
     iterations: int = 90
     groups: int = 8
     group_size: int = 8
@@ -499,7 +499,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Train a small text policy with the same PPO loop per credit estimator.")
     p.add_argument("--groups", type=int, default=None, help="training task instances per iteration (default 8)")
     p.add_argument("--quick", action="store_true", help="a few iterations, one seed (smoke test)")
-    p.add_argument("--seeds", type=int, default=None, help="seeds per estimator (default 3)")
+    p.add_argument("--seeds", type=int, default=None, help="seeds per estimator (default 6)")
     p.add_argument("--iterations", type=int, default=None, help="PPO iterations per run (default 90)")
     p.add_argument("--tasks", nargs="+", choices=sorted(TRAIN_TASKS), default=None,
                    help="task families (default household-small)")
