@@ -251,3 +251,12 @@ def test_text_space_contains_unicode_text_but_not_control_characters():
             return f"Café n° {self.pos} \u2192 \U0001f600"
 
     check_credit_env(Unicode(), seed=0)  # gymnasium's check_env asserts the observation is in the space
+
+
+def test_every_text_space_sample_is_contained():
+    # string.printable holds \x0b and \x0c, which the contract counts as control characters
+    from agentgym_credit.envs.base import TEXT_CHARSET, TextSpace
+
+    assert "\x0b" not in TEXT_CHARSET and "\x0c" not in TEXT_CHARSET
+    space = TextSpace(64, seed=0)
+    assert all(space.contains(space.sample()) for _ in range(2000))

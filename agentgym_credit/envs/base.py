@@ -43,7 +43,7 @@ CONTRACT_INFO_KEYS: tuple[str, ...] = (
 """Keys every ``credit/*`` env puts in ``info`` on reset and on every step."""
 _CONTRACT_KEY_SET = frozenset(CONTRACT_INFO_KEYS)
 
-TEXT_CHARSET: str = string.printable
+TEXT_CHARSET: str = string.printable.translate({0x0B: None, 0x0C: None})  # no vertical tab or form feed
 MAX_OBS_LENGTH = 100_000
 MAX_ACTION_LENGTH = 8_192
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
