@@ -20,6 +20,7 @@ Sub-commands:
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -237,7 +238,9 @@ def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdo
     # bench/train hand every remaining argument (options included) to the sub-program
     if argv[:1] == ["bench"] and len(argv) >= 2 and not argv[1].startswith("-"):
         if argv[1] not in BENCH_NAMES:
-            return _err(f"unknown benchmark {argv[1]!r}; choose one of {', '.join(BENCH_NAMES)}")
+            close = difflib.get_close_matches(argv[1], BENCH_NAMES, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            return _err(f"unknown benchmark {argv[1]!r}{hint}; choose one of {', '.join(BENCH_NAMES)}")
         return _dispatch(f"agentgym_credit.bench.{argv[1]}", argv[2:], f"benchmark {argv[1]!r}")
     if argv[:1] == ["train"]:
         return _dispatch("agentgym_credit.trainer.cli", argv[1:], "the trainer")

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from test_collector_envs import ChainEnv, FaultyEnv, alive, chain_policy
 
-from agentgym_credit.wrappers import GroupedRolloutCollector
+from agentgym_credit.wrappers import CollectionFailed, GroupedRolloutCollector
 
 LONG_CHAIN = functools.partial(ChainEnv, n=50)
 
@@ -155,8 +155,9 @@ def test_hung_worker_times_out_and_is_replaced():
                                   max_retries=0)  # a deterministic hang: re-runs would hang again
     try:
         pids = col.worker_pids()
-        with pytest.warns(UserWarning):
-            batch = col.collect(chain_policy, tasks=["hang"])
+        with pytest.raises(CollectionFailed, match="all 2 trajectories failed for the same reason") as err:
+            col.collect(chain_policy, tasks=["hang"])
+        batch = err.value.batch
         assert batch.traj.failed.all()
         assert all("did not answer within 3 s" in e for e in batch.traj.error)
         assert not set(pids) & set(col.worker_pids())

@@ -4,7 +4,6 @@ recorded as steps return, history keys joined in one piece (sync backend; fast).
 from __future__ import annotations
 
 import functools
-import warnings
 
 import gymnasium as gym
 import numpy as np
@@ -12,7 +11,7 @@ import pytest
 from test_collector_envs import ChainEnv
 
 from agentgym_credit.keys import stable_hash
-from agentgym_credit.wrappers import GroupedRolloutCollector
+from agentgym_credit.wrappers import CollectionFailed, GroupedRolloutCollector
 from agentgym_credit.wrappers.recording import history_matrix
 from agentgym_credit.wrappers.workers import HashMemo
 
@@ -45,9 +44,9 @@ class _ListObsKeyEnv(gym.Env):
 
 def test_unhashable_key_fails_its_trajectory_with_the_clear_error():
     col = GroupedRolloutCollector(_ListObsKeyEnv, 2, max_steps=3, progress=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        batch = col.collect(lambda obs, infos: ["go"] * len(obs), tasks=1)
+    with pytest.raises(CollectionFailed, match="keys must be str or bytes, got list") as err:
+        col.collect(lambda obs, infos: ["go"] * len(obs), tasks=1)
+    batch = err.value.batch
     assert batch.traj.failed.all() and len(batch) == 0
     assert all("keys must be str or bytes, got list" in e for e in batch.traj.error)
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from test_collector_envs import ChainEnv, FaultyEnv, alive, assert_only_faulty_failed, chain_policy
 
-from agentgym_credit.wrappers import GroupedRolloutCollector
+from agentgym_credit.wrappers import CollectionFailed, GroupedRolloutCollector
 
 
 def _same_rows(a, b) -> None:
@@ -68,8 +68,9 @@ def test_retries_stop_at_the_limit():
     col = GroupedRolloutCollector(FaultyEnv, group_size=2, backend="subprocess", num_workers=1, max_steps=4,
                                   progress=False, timeout=1.5, max_retries=1)
     try:
-        with pytest.warns(UserWarning, match="failed"):
-            batch = col.collect(chain_policy, tasks=["hang"])
+        with pytest.raises(CollectionFailed, match="did not answer within 1.5 s") as err:
+            col.collect(chain_policy, tasks=["hang"])
+        batch = err.value.batch
     finally:
         col.close()
     assert batch.traj.failed.all() and (batch.traj.retries == 1).all()

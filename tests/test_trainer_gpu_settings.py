@@ -38,7 +38,7 @@ pytest.importorskip("transformers")
 from trainer_fixtures import _one_thread, model, small_config, tok  # noqa: E402,F401
 
 from agentgym_credit.trainer.loop import Trainer  # noqa: E402
-from agentgym_credit.trainer.policy import TEMPLATES, LLMPolicy  # noqa: E402
+from agentgym_credit.trainer.policy import TEMPLATES, LLMPolicy, PromptTooLong  # noqa: E402
 from agentgym_credit.trainer.sampling import BatchedSampler, filter_logits  # noqa: E402
 from agentgym_credit.trainer.update import UpdateBatch, lr_at, ppo_update, recompute_logprobs  # noqa: E402
 
@@ -94,9 +94,34 @@ def test_long_prompt_drops_oldest_history_never_system_task_or_observation(tok, 
     assert "room number 3" in text and "room number 2" in text
     assert "room number 1" not in text and "room number 0" not in text
     assert pol.stats["truncated_prompts"] == 1 and pol.stats["dropped_turns"] == 2
-    minimal = len(full.encode(full.prompt_text("now here", infos[4], 0, [])))
-    with pytest.raises(ValueError, match="without any history"):
-        policy(minimal - 1).prompt_ids("now here", infos[4], 0)
+    long_obs = "You see " + ", ".join(f"a drawer {i}" for i in range(40)) + ". The end."
+    minimal = len(full.encode(full.prompt_text(long_obs, infos[4], 0, [])))
+    short = policy(minimal - 8)  # no history left to drop: the observation itself is shortened
+    text = tok.decode(short.prompt_ids(long_obs, infos[4], 0))
+    assert len(short.prompt_ids(long_obs, infos[4], 0)) <= minimal - 8
+    assert "Observation: You see a drawer 0" in text and "[...]" in text and "The end." in text
+    assert "Task: Reach the goal." in text and short.stats["truncated_observations"] == 2
+    bare = len(full.encode(full.prompt_text("[...]", infos[4], 0, [])))
+    with pytest.raises(PromptTooLong, match="without any history"):
+        policy(bare - 1).prompt_ids(long_obs, infos[4], 0)
+
+
+def test_a_prompt_that_cannot_fit_fails_only_its_trajectory(tok, model):
+    """One over-long observation used to end a whole training run with ValueError."""
+    pol = LLMPolicy(BatchedSampler(model, tok, max_new_tokens=2), TEMPLATES["grid"], history_len=0,
+                    max_prompt_tokens=10_000)
+    goal = {"goal": "Reach the goal.", "admissible_actions": ["go east", "go west"]}
+    huge = {**goal, "goal": "Reach the goal. " * 100}  # the task text is never cut
+    pol._task[1] = huge["goal"]
+    bare = len(pol.encode(pol.prompt_text("[...]", huge, 1, [])))
+    pol.max_prompt_tokens = bare - 1
+    infos = [{**goal, "rollout": {"traj_id": 0, "t": 0}},
+             {**huge, "rollout": {"traj_id": 1, "t": 0}},
+             {**goal, "rollout": {"traj_id": 2, "t": 0}}]
+    out = pol(["here", "a long room with many things in it " * 5, "there"], infos)
+    assert "action" in out[0] and "action" in out[2] and set(out[1]) == {"error"}
+    assert "max_prompt_tokens" in out[1]["error"] and pol.stats["failed_prompts"] == 1
+    assert pol.stats["rows"] == 2
 
 
 # 3 ------------------------------------------------------------------------------------------------
@@ -302,6 +327,26 @@ def test_lora_export_merges_adapters(tmp_path, tok, model):
         assert torch.allclose(loaded(input_ids=ids).logits, tr.model(input_ids=ids).logits, atol=1e-4)
     tr.export(tmp_path / "adapter", merge=False)
     assert (tmp_path / "adapter" / "adapter_config.json").exists()
+    # the base was built from a config (no path): it used to be recorded as null and could not be loaded
+    adapter = AutoModelForCausalLM.from_pretrained(str(tmp_path / "adapter")).eval()
+    with torch.no_grad():
+        assert torch.allclose(adapter(input_ids=ids).logits, tr.model(input_ids=ids).logits, atol=1e-4)
+    tr.close()
+
+
+def test_export_keeps_the_dtype_the_model_came_in(tmp_path, tok, model):
+    """A bf16 model trained with fp32 master weights was exported in fp32."""
+    tr = Trainer(small_config(tmp_path, iterations=1, master_weights="fp32", mixed_precision="bf16"),
+                 model=copy.deepcopy(model).to(torch.bfloat16), tokenizer=tok)
+    assert all(p.dtype == torch.float32 for p in tr.model.parameters())  # trained in fp32
+    def saved_dtype(folder):
+        cfg = json.loads((folder / "config.json").read_text())
+        return cfg.get("torch_dtype") or cfg.get("dtype")
+
+    assert saved_dtype(tr.export(tmp_path / "auto")) == "bfloat16"
+    assert saved_dtype(tr.export(tmp_path / "fp32", dtype="float32")) == "float32"
+    with pytest.raises(ValueError, match="export dtype"):
+        tr.export(tmp_path / "bad", dtype="fp8")
     tr.close()
 
 

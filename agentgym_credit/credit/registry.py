@@ -48,11 +48,27 @@ def estimator_options(name: str) -> dict[str, object]:
             if p.kind is inspect.Parameter.KEYWORD_ONLY}
 
 
+class UnknownEstimatorError(KeyError, ValueError):
+    """An estimator name that is not registered (a ``KeyError`` and a ``ValueError``); says what was meant."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0]) if self.args else ""
+
+
 def _lookup(name: str) -> Estimator:
     try:
         return ESTIMATORS[name]
-    except KeyError:
-        raise KeyError(f"unknown estimator {name!r}; registered: {', '.join(sorted(ESTIMATORS))}") from None
+    except (KeyError, TypeError):
+        raise UnknownEstimatorError(unknown_estimator_message(name)) from None
+
+
+def unknown_estimator_message(name: object) -> str:
+    """``unknown estimator 'gipgo' (did you mean 'gigpo'?); registered: ...`` (the close match when one exists)."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), list(ESTIMATORS), n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown estimator {name!r}{hint}; registered: {', '.join(sorted(ESTIMATORS))}"
 
 
 def advantages(name: str, steps: StepArrays, **options) -> np.ndarray:
@@ -77,4 +93,4 @@ def register(name: str, fn: Estimator, *, overwrite: bool = False) -> None:
     ESTIMATORS[name] = fn
 
 
-__all__ = ["ESTIMATORS", "Estimator", "advantages", "estimator_options", "register"]
+__all__ = ["ESTIMATORS", "Estimator", "UnknownEstimatorError", "advantages", "estimator_options", "register"]

@@ -131,8 +131,11 @@ def export_pretrained(model: Any, tokenizer: Any, path: str | os.PathLike, merge
     """A plain Hugging Face folder at ``path``: ``save_pretrained`` of the model and the tokenizer.
 
     A LoRA model is merged into its base (``merge=True``, loadable with
-    ``AutoModelForCausalLM.from_pretrained``) or saved as the PEFT adapter alone (``merge=False``).
-    ``dtype`` casts the exported weights (e.g. ``torch.bfloat16``); the training model is not changed.
+    ``AutoModelForCausalLM.from_pretrained``) or saved as the PEFT adapter alone (``merge=False``). An
+    adapter records its base in ``adapter_config.json``; when the base has no path of its own (a model
+    built from a config), the base weights are saved beside it in ``base/`` and recorded by absolute path,
+    so ``from_pretrained`` of the adapter folder loads. ``dtype`` casts the exported weights (e.g.
+    ``torch.bfloat16``); the training model is not changed.
     """
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
@@ -146,7 +149,26 @@ def export_pretrained(model: Any, tokenizer: Any, path: str | os.PathLike, merge
         out = out.to(dtype)
     out.save_pretrained(str(path))
     tokenizer.save_pretrained(str(path))
+    if is_peft and not merge:
+        _record_adapter_base(out, path, dtype)
     return path
+
+
+def _record_adapter_base(model: Any, path: Path, dtype: Any) -> None:
+    """Write the adapter's base model beside it when ``adapter_config.json`` names none that exists."""
+    cfg_file = path / "adapter_config.json"
+    cfg = json.loads(cfg_file.read_text())
+    base = cfg.get("base_model_name_or_path")
+    hub_id = bool(base) and not Path(base).is_absolute() and base.count("/") == 1
+    if base and (Path(base).exists() or hub_id):
+        return  # a local folder or a hub id ("org/name") the user loaded the base from
+    base_dir = path / "base"
+    plain = copy.deepcopy(model).unload()  # the base weights, adapters removed (not merged)
+    if dtype is not None:
+        plain = plain.to(dtype)
+    plain.save_pretrained(str(base_dir))
+    cfg["base_model_name_or_path"] = str(base_dir.resolve())
+    atomic_write_text(cfg_file, json.dumps(cfg, indent=2))
 
 
 __all__ = ["atomic_write_text", "atomic_torch_save", "json_num", "write_logs", "save_checkpoint", "load_checkpoint",

@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--export", metavar="DIR", default=None,
                    help="at the end, save the policy as a Hugging Face folder (LoRA merged) that "
                         "AutoModelForCausalLM.from_pretrained loads")
+    p.add_argument("--export-dtype", default="auto", choices=("auto", "float32", "bfloat16", "float16"),
+                   help="dtype of the exported weights (auto: the dtype the model was loaded in)")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="any other TrainerConfig field, e.g. --set env_kwargs='{\"size\": 4}' (repeatable)")
     return p
@@ -109,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         log = trainer.train()
         if args.export:
-            print(f"exported: {trainer.export(args.export)}")
+            print(f"exported: {trainer.export(args.export, dtype=args.export_dtype)}")
     finally:
         trainer.close()
     if log:

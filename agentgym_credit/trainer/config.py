@@ -138,6 +138,10 @@ class TrainerConfig:
             raise ValueError("need lr > 0, kl_coef >= 0 and max_grad_norm > 0")
         if self.compile_decode and self.sampler_cache == "dynamic":
             raise ValueError("compile_decode needs sampler_cache='static' or 'auto'")
+        from agentgym_credit.credit.registry import ESTIMATORS, unknown_estimator_message
+
+        if self.estimator not in ESTIMATORS:  # before any model is built (a typo used to fail 20 s in)
+            raise ValueError(unknown_estimator_message(self.estimator))
 
     # -- serialisation --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

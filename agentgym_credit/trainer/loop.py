@@ -116,6 +116,9 @@ class Trainer:
                 model.enable_input_require_grads()
         self.model = apply_lora(model, cfg) if cfg.lora else model
         self.model.eval()
+        # the dtype the weights came in (bf16 stays bf16 on export even when trained with fp32 master weights)
+        self.loaded_dtype = min((p.dtype for p in model.parameters() if p.is_floating_point()),
+                                key=lambda d: d.itemsize, default=None)
         self.autocast_dtype = prepare_precision(self.model, cfg, self.device)
         self.recompute_old = cfg.recompute_old_logprobs == "yes" or (cfg.recompute_old_logprobs == "auto"
                                                                      and self.autocast_dtype is not None)
@@ -395,9 +398,23 @@ class Trainer:
         self.ref_model, self._ref_state = None, ref
         self._write_logs()
 
-    def export(self, path: str | Path, merge: bool = True, dtype: Any = None) -> Path:
+    def export(self, path: str | Path, merge: bool = True, dtype: Any = "auto") -> Path:
         """A Hugging Face folder (``save_pretrained``) of the current policy and its tokenizer, loadable with
-        ``AutoModelForCausalLM.from_pretrained``; LoRA merged into the base unless ``merge=False``."""
+        ``AutoModelForCausalLM.from_pretrained``; LoRA merged into the base unless ``merge=False``.
+
+        ``dtype``: ``"auto"`` (the dtype the model was loaded in: a bf16 model trained with fp32 master
+        weights is exported in bf16), ``None`` (as trained), a ``torch.dtype`` or its name ("float32"...)."""
+        import torch
+
+        if dtype == "auto":
+            dtype = self.loaded_dtype
+        elif isinstance(dtype, str):
+            if dtype not in ("float32", "bfloat16", "float16"):
+                raise ValueError(f"export dtype must be 'auto', 'float32', 'bfloat16' or 'float16', got {dtype!r}")
+            dtype = getattr(torch, dtype)
+        current = {p.dtype for p in self.model.parameters() if p.is_floating_point()}
+        if current == {dtype}:
+            dtype = None  # nothing to cast: skip the copy
         return ckpt.export_pretrained(self.model, self.tokenizer, path, merge=merge, dtype=dtype)
 
 

@@ -10,9 +10,11 @@
   "logprobs", "finished"}`` — the collector records everything but ``action`` in the batch extras.
 
 **Prompt length.** A prompt longer than ``max_prompt_tokens`` loses its *oldest history turns* first;
-the system text, the task and the current observation are never cut. Each shortened prompt is
-counted in ``stats["truncated_prompts"]`` (``stats["dropped_turns"]`` turns in all), and a prompt that
-does not fit even with no history is a ``ValueError`` that says by how much.
+the system text, the task and the admissible actions are never cut. Each shortened prompt is
+counted in ``stats["truncated_prompts"]`` (``stats["dropped_turns"]`` turns in all). A prompt that
+does not fit even with no history has its current observation shortened (its head and tail kept around
+`` [...] ``; ``stats["truncated_observations"]``); one that does not fit even then fails only its own
+trajectory (``{"error": ...}`` to the collector, ``stats["failed_prompts"]``), never the run.
 
 **Chat templates without a system role** (they raise on one, or drop it silently) get the system
 text folded into the first user turn, detected once when the policy is built.
@@ -143,7 +145,8 @@ class LLMPolicy:
         self._history: dict[int, list[tuple[str, str]]] = {}
         self._task: dict[int, str | None] = {}
         self.stats = {"calls": 0.0, "rows": 0.0, "prefills": 0.0, "new_tokens": 0.0, "truncated_responses": 0.0,
-                      "truncated_prompts": 0.0, "dropped_turns": 0.0}
+                      "truncated_prompts": 0.0, "dropped_turns": 0.0, "truncated_observations": 0.0,
+                      "failed_prompts": 0.0}
 
     def reset(self) -> None:
         """Forget every trajectory's history (the collector restarts traj ids each ``collect``)."""
@@ -186,10 +189,29 @@ class LLMPolicy:
                     self.stats["truncated_prompts"] += 1
                     self.stats["dropped_turns"] += drop
                 return ids
-        raise ValueError(
+        fits = self._shortened_observation(observation, info, key)
+        if fits is not None:
+            self.stats["truncated_observations"] += 1
+            return fits
+        raise PromptTooLong(
             f"the prompt needs {len(ids)} tokens without any history (system text, task, current observation and "
-            f"admissible actions) but max_prompt_tokens is {self.max_prompt_tokens}: raise max_prompt_tokens or "
-            "use a template that shows fewer admissible actions")
+            f"admissible actions) and more than {self.max_prompt_tokens} (max_prompt_tokens) with an empty "
+            "observation: raise max_prompt_tokens or use a template that shows fewer admissible actions")
+
+    def _shortened_observation(self, observation: str, info: dict[str, Any], key: int) -> list[int] | None:
+        """Prompt ids with the longest head + `` [...] `` + tail of ``observation`` that fits (no history), or
+        ``None`` when even an empty observation does not fit. Binary search over the kept characters."""
+        def ids_for(keep: int) -> list[int]:
+            head, tail = observation[:(keep + 1) // 2], observation[len(observation) - keep // 2:] if keep > 1 else ""
+            return self.encode(self.prompt_text(f"{head} [...] {tail}" if keep else "[...]", info, key, []))
+
+        if len(ids_for(0)) > self.max_prompt_tokens:
+            return None
+        lo, hi = 0, len(observation)  # ids_for(lo) fits; ids_for(hi) (the whole text) does not
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if len(ids_for(mid)) <= self.max_prompt_tokens else (lo, mid)
+        return ids_for(lo)
 
     def __call__(self, observations: list[str], infos: list[dict[str, Any]]) -> list[dict[str, Any]]:
         keys = []
@@ -200,20 +222,37 @@ class LLMPolicy:
                 self._history[key] = []
                 self._task[key] = task_text(info)
             keys.append(key)
-        prompts = [self.prompt_ids(o, info, k) for o, info, k in zip(observations, infos, keys)]
-        out = self.sampler.sample(prompts, generator=self.generator)
-        results = []
-        for i, key in enumerate(keys):
-            action = out.texts[i].strip()
+        prompts, failed = [], {}
+        for i, (o, info, k) in enumerate(zip(observations, infos, keys)):
+            try:
+                prompts.append(self.prompt_ids(o, info, k))
+            except PromptTooLong as e:  # fails this trajectory only (the collector records why)
+                failed[i] = str(e)
+                self.stats["failed_prompts"] += 1
+        keep = [i for i in range(len(keys)) if i not in failed]
+        out = self.sampler.sample(prompts, generator=self.generator) if prompts else None
+        results: list[dict[str, Any]] = [{"error": failed.get(i)} for i in range(len(keys))] if failed else []
+        for j, i in enumerate(keep):
+            key = keys[i]
+            action = out.texts[j].strip()
             self._history.setdefault(key, []).append((observations[i], extract_action(action)))
-            results.append({"action": action, "prompt_ids": out.prompt_ids[i], "response_ids": out.response_ids[i],
-                            "logprobs": out.logprobs[i], "finished": out.finished[i]})
+            row = {"action": action, "prompt_ids": out.prompt_ids[j], "response_ids": out.response_ids[j],
+                   "logprobs": out.logprobs[j], "finished": out.finished[j]}
+            if failed:
+                results[i] = row
+            else:
+                results.append(row)
         self.stats["calls"] += 1
         self.stats["rows"] += len(prompts)
-        self.stats["prefills"] += out.num_prefills
-        self.stats["new_tokens"] += out.stats.get("new_tokens", 0.0)
-        self.stats["truncated_responses"] += sum(not f for f in out.finished)
+        if out is not None:
+            self.stats["prefills"] += out.num_prefills
+            self.stats["new_tokens"] += out.stats.get("new_tokens", 0.0)
+            self.stats["truncated_responses"] += sum(not f for f in out.finished)
         return results
+
+
+class PromptTooLong(ValueError):
+    """A prompt that does not fit ``max_prompt_tokens`` even with no history and an empty observation."""
 
 
 def _template_keeps_system(tokenizer: Any) -> bool:
@@ -227,4 +266,4 @@ def _template_keeps_system(tokenizer: Any) -> bool:
     return probe in text
 
 
-__all__ = ["PromptTemplate", "TEMPLATES", "template_for", "task_text", "LLMPolicy"]
+__all__ = ["PromptTemplate", "TEMPLATES", "template_for", "task_text", "LLMPolicy", "PromptTooLong"]

@@ -27,7 +27,9 @@ the parent's history up to that row.
 **Bad policy output.** Anything but a list/tuple of the right length raises ``TypeError`` /
 ``ValueError`` naming the problem (the actions cannot be matched to trajectories); the workers stay
 usable. A single entry that is not a string (or a mapping without ``"action"``) fails only its own
-trajectory, recorded with the error — the rest of the batch goes on.
+trajectory, recorded with the error — the rest of the batch goes on. A policy that cannot act for one
+trajectory (a prompt that cannot fit its model, say) returns ``{"error": "why"}`` for it: that trajectory
+fails with ``policy failed: why``.
 
 **Seeding** (identical on every backend). Group ``i`` of the collector's lifetime gets the reset
 seed :func:`group_seed(seed, i) <group_seed>` (or the ``seeds`` given to :meth:`collect`); all its
@@ -62,6 +64,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -127,8 +130,9 @@ def _parse_policy_output(out: Any, n: int
             ex = {k: v for k, v in item.items() if k != "action"}
             if "action" not in item:
                 actions.append(None)
-                extras.append(ex)
-                errors.append(f"TypeError: policy output {i} is a mapping without an 'action' key")
+                extras.append({k: v for k, v in ex.items() if k != "error"})
+                errors.append(f"policy failed: {item['error']}" if "error" in item else
+                              f"TypeError: policy output {i} is a mapping without an 'action' key")
                 continue
         elif hasattr(item, "action"):
             a = item.action
@@ -161,6 +165,9 @@ class GroupedRolloutCollector:
         timeout: seconds allowed for one worker round trip before the worker counts as dead (sync:
             enforced with SIGALRM from the main thread, see ``SyncBackend``).
         max_retries: times a root trajectory whose worker died or hung is re-run from its seed.
+        fail_fast: when every trajectory of a ``collect`` failed for one reason (an env that cannot be
+            made, a policy that returns non-strings...), raise :class:`CollectionFailed` with that reason
+            instead of warning and returning a batch with no steps (``err.batch`` still holds it).
         start_method: multiprocessing start method of the subprocess backend.
         ray_options: ``.options(...)`` of each Ray actor (default ``{"num_cpus": 1}``).
 
@@ -190,8 +197,11 @@ class GroupedRolloutCollector:
         start_method: str = "spawn",
         ray_options: dict[str, Any] | None = None,
         max_retries: int = 2,
+        fail_fast: bool = True,
     ):
         if isinstance(env, str):
+            if ":" not in env:  # "module:id" registers on import in the worker; a plain id must exist now
+                gym.spec(env)  # an unknown id raises gymnasium's NameNotFound with its "Did you mean" here
             self.factory: Callable[[], gym.Env] = EnvFactory(env, tuple(sorted((env_kwargs or {}).items())))
         elif callable(env):
             if env_kwargs:
@@ -212,6 +222,7 @@ class GroupedRolloutCollector:
         if backend not in ("sync", "subprocess", "ray"):
             raise ValueError(f"backend must be 'sync', 'subprocess' or 'ray', got {backend!r}")
         self.env_name = env if isinstance(env, str) else getattr(env, "__qualname__", repr(env))
+        self.fail_fast = bool(fail_fast)
         self.group_size = int(group_size)
         self.backend_name = backend
         self.num_workers = 1 if backend == "sync" else int(num_workers or min(4, os.cpu_count() or 1))
@@ -326,6 +337,10 @@ class GroupedRolloutCollector:
             if gc_was_enabled:
                 gc.enable()
         nf = int(batch.traj.failed.sum())
+        if nf and nf == batch.num_trajectories and self.fail_fast:
+            reason = _common_reason(batch.traj.error)
+            if reason is not None:  # nothing to learn from; say why instead of returning an empty batch
+                raise CollectionFailed(f"all {nf} trajectories failed for the same reason: {reason}", batch)
         if nf:
             warnings.warn(f"{nf} of {batch.num_trajectories} trajectories failed "
                           f"(groups {batch.failed_groups.tolist()[:10]}); see batch.traj.error", stacklevel=2)
@@ -532,4 +547,24 @@ class GroupedRolloutCollector:
         )
 
 
-__all__ = ["GroupedRolloutCollector", "PolicyOutput", "Policy", "group_seed"]
+class CollectionFailed(RuntimeError):
+    """Every trajectory of a ``collect`` failed for the same reason; ``batch`` is what was collected."""
+
+    def __init__(self, message: str, batch: RolloutBatch):
+        super().__init__(message)
+        self.batch = batch
+
+
+_STEP_PREFIX = re.compile(r"^(?:step \d+|reset|\w+) failed: ")
+_NUMBER = re.compile(r"\d+")
+
+
+def _common_reason(errors: Sequence[str]) -> str | None:
+    """The one reason shared by every error text, or ``None``: ``step 3 failed: X`` and ``step 0 failed: X``
+    share X, and texts that differ only in their numbers (``as action 0`` / ``as action 1``) are one reason."""
+    reasons = [_STEP_PREFIX.sub("", str(e), count=1) for e in errors]
+    shapes = {_NUMBER.sub("#", r) for r in reasons}
+    return reasons[0] if len(shapes) == 1 else None
+
+
+__all__ = ["GroupedRolloutCollector", "CollectionFailed", "PolicyOutput", "Policy", "group_seed"]

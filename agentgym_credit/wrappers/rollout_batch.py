@@ -393,6 +393,8 @@ class RolloutBatch:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"no rollout batch at {path}: the file does not exist")
         try:
             table = pq.read_table(str(path))
         except (pa.ArrowException, OSError) as err:
