@@ -59,10 +59,27 @@ def make_engine(fast: bool = True, facts: bool = True) -> Any:
 
         base = FastPddlEnv(infos)
     else:
-        from textworld.envs.pddl import PddlEnv
-
-        base = PddlEnv(infos)
+        base = _stock_env_keeping_argv(infos)
     return AlfredDemangler(base, shuffle=False)
+
+
+def _stock_env_keeping_argv(infos: Any) -> Any:
+    """textworld's own ``PddlEnv`` whose ``load``/``reset`` keep ``sys.argv`` (its Fast Downward translation
+    overwrote the host program's ``sys.argv`` with ``['translate.py', 'domain', 'task']``)."""
+    from textworld.envs.pddl import PddlEnv
+
+    from agentgym_credit.envs.alfworld.fast import saved_argv
+
+    class StockPddlEnv(PddlEnv):
+        def load(self, *args: Any, **kwargs: Any) -> Any:
+            with saved_argv():
+                return super().load(*args, **kwargs)
+
+        def reset(self, *args: Any, **kwargs: Any) -> Any:
+            with saved_argv():
+                return super().reset(*args, **kwargs)
+
+    return StockPddlEnv(infos)
 
 
 def expert_plan(engine: Any) -> list[str]:

@@ -131,7 +131,7 @@ def _version_tag() -> str:
 
 
 @contextlib.contextmanager
-def _saved_argv():
+def saved_argv():
     """Keep ``sys.argv``: Fast Downward's translator overwrites it (its options module parses it)."""
     saved = sys.argv
     sys.argv = list(saved)
@@ -143,14 +143,14 @@ def _saved_argv():
 
 def pddl2sas(domain: str, problem: str, optimize: bool) -> tuple[Any, str]:
     """``fast_downward.pddl2sas`` with ``sys.argv`` saved and restored around it."""
-    with _saved_argv():
+    with saved_argv():
         return fast_downward.pddl2sas(domain, problem, verbose=check_flag("TW_PDDL_DEBUG"), optimize=optimize)
 
 
 def parse_task(domain: str, problem: str) -> Any:
     """The normalized PDDL task the translator builds before translating (parsing only: ~5 % of a
     translation), i.e. the ``task`` that :func:`pddl2sas` returns."""
-    with _saved_argv():
+    with saved_argv():
         sys.argv = ["translate.py", "domain", "task"]  # the translator's options module parses argv on import
         from fast_downward.translate import normalize
         from fast_downward.translate.pddl_parser import lisp_parser, parsing_functions
