@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from agentgym_credit.bench import report as R
+from agentgym_credit.bench.credit_calibration import simulate_pooled_bias
 from agentgym_credit.bench.credit_findings import _nanmean, _pct, findings
 from agentgym_credit.bench.credit_run import (
     BIAS_PAIRS,
@@ -180,11 +181,16 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
            "(`metrics.cluster_robust_bias`; a test checks an estimator unbiased by construction scores ~0 "
            "within its interval). ± is a 95% delete-one-rollout-group jackknife interval; a bias whose "
            "interval reaches 0 is not distinguishable from none. Each HGPO "
-           "level A_k is scored on the rows where its group exists.", ""]
+           "level A_k is scored on the rows where its group exists. A bias quoted over several cells pools their "
+           "signed bias² into one estimate with one jackknife over all their rollout groups (never a mean of "
+           "per-cell biases clipped at 0), and every tally of wins/losses is Holm-corrected over its cells.", ""]
     md += ["Signals:", ""] + [f"- `{k}` — {v}" for k, v in SIGNALS.items()] + [""]
     md += ["Policies:", ""] + [f"- `{p}` — {POLICIES[p].kind}-based, {POLICIES[p].strength}" for p in cfg.policies]
     md += ["", "Tasks:", ""] + [f"- `{t}` ({TASKS[t].env_id}) — {TASKS[t].kind}" for t in cfg.tasks] + [""]
-    md += ["## Findings", ""] + findings(cfg, res) + [""]
+    sizes = sorted(cfg.seeds * (cfg.trajectories // n) for n in cfg.group_sizes)
+    calib = simulate_pooled_bias(blocks=len(cfg.policies) * len(cfg.group_sizes), clusters=max(2, sizes[len(sizes) // 2]),
+                                 rows=8, replicates=100 if cfg.quick else 200)
+    md += ["## Findings", ""] + findings(cfg, res, calib) + [""]
     md += ["## Behaviour of the policies", ""]
     info_rows = []
     for t in cfg.tasks:

@@ -334,12 +334,15 @@ class CreditBenchConfig:
 class BenchResult:
     """Raw results: one row per (run, signal); per (task, policy, N): one per bias signal, one per
     compared pair of :data:`BIAS_PAIRS` (``verdict`` "win" = ``a`` has the lower bias, interval
-    excluding 0); run info."""
+    excluding 0, uncorrected; ``p`` its two-sided p-value for the findings' Holm correction); run info;
+    ``parts``: the :class:`~agentgym_credit.bench.metrics.BiasParts` of every bias signal and cell, from
+    which the findings pool summaries over cells with one jackknife (not written to CSV)."""
 
     runs: list[dict[str, Any]] = field(default_factory=list)
     bias: list[dict[str, Any]] = field(default_factory=list)
     bias_pairs: list[dict[str, Any]] = field(default_factory=list)
     info: list[dict[str, Any]] = field(default_factory=list)
+    parts: dict[tuple, M.BiasParts] = field(default_factory=dict)  # (task, policy, N, signal) -> pooled-bias parts
     seconds: float = 0.0
     load: tuple[float, float] | None = None  # 1-minute load average at the start and at the end
 
@@ -349,6 +352,8 @@ BIAS_PAIRS: tuple[tuple[str, str], ...] = (
     ("gigpo[obs]·A^S", "gigpo[state]·A^S"),
     ("hgpo[obs]·A^H", "gigpo[obs]·A^S"),
     ("hgpo_precision[obs]·A^H", "gigpo[obs]·A^S"),
+    ("gigpo[state]·A^S loo", "gigpo[state]·A^S"),
+    ("hgpo·A^H loo", "hgpo·A^H"),
 )
 """Step terms whose biases the findings compare, (a, b): a paired interval of bias²(a) − bias²(b)."""
 
@@ -415,19 +420,22 @@ def run_benchmark(cfg: CreditBenchConfig) -> BenchResult:
                 continue
             has = bsig.get(f"{name}:has")
             mask = np.ones(len(est), bool) if has is None else has > 0
-            bias, half = M.cluster_robust_bias(est[mask], true_all[mask], cluster_all[mask], cell_all[mask],
-                                               min_count=cfg.bias_min_count)
+            parts = M.bias_parts(est[mask] - true_all[mask], cluster_all[mask], cell_all[mask], cfg.bias_min_count)
+            res.parts[(task, pol, n, name)] = parts
+            bias, half = M.pooled_bias([parts])
             res.bias.append({
                 "task": task, "policy": pol, "N": n, "signal": name, "bias": bias, "bias_ci": half,
                 "coverage": float(mask.mean()), "rows": int(mask.sum()),
                 "clusters": int(len(np.unique(cluster_all[mask]))),
             })
         for a, b in BIAS_PAIRS:
-            if a in bsig and b in bsig:
-                d, h = M.bias_squared_difference(bsig[a], bsig[b], true_all, cluster_all, cell_all,
-                                                 min_count=cfg.bias_min_count)
+            pa, pb = res.parts.get((task, pol, n, a)), res.parts.get((task, pol, n, b))
+            if pa is not None and pb is not None:
+                d, h = M.pooled_bias_squared_difference([pa], [pb])
+                df = int(np.union1d(pa.labels[pa.touched], pb.labels[pb.touched]).size) - 1
                 res.bias_pairs.append({"task": task, "policy": pol, "N": n, "a": a, "b": b,
-                                       "bias2_diff": d, "bias2_diff_ci": h, "verdict": M.verdict(-d, h)})
+                                       "bias2_diff": d, "bias2_diff_ci": h, "df": df,
+                                       "p": M.p_from_interval(d, h, df), "verdict": M.verdict(-d, h)})
     for _ in bar:
         pass
     res.seconds = time.perf_counter() - t_start

@@ -16,6 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from agentgym_credit.credit import advantages, gigpo_step
+from agentgym_credit.credit.registry import ESTIMATORS, estimator_options
 from agentgym_credit.credit.steps import StepArrays
 from agentgym_credit.keys import _M0, _M1, MISSING, WINDOW_SEED
 
@@ -29,6 +30,10 @@ SIGNALS: dict[str, str] = {
     "hgpo_precision·A^H": "step term: precision-weighted hierarchy blend (beyond the papers), state_key history",
     "hgpo[obs]·A^H": "step term: HGPO hierarchy blend over observation history (level k = last k+1 obs_key)",
     "hgpo_precision[obs]·A^H": "step term: precision-weighted blend over observation history",
+    "gigpo[state]·A^S loo": "step term: GiGPO A^S with the row's own return left out of its group mean (loo=True)",
+    "hgpo·A^H loo": "step term: HGPO A^H with every level's own return left out (loo=True)",
+    "gigpo[state]·A^S mean": "step term: GiGPO A^S with step_norm=\"mean\" (no std division)",
+    "hgpo·A^H mean": "step term: HGPO A^H with norm=\"mean\" (no std division)",
     "gigpo[state]": "full: A^E + A^S (state_key anchors)",
     "gigpo[obs]": "full: A^E + A^S (obs_key anchors)",
     "hgpo": "full: A^E + A^H (state_key history)",
@@ -43,6 +48,10 @@ SIGNALS: dict[str, str] = {
 
 STEP_TERMS = ("gigpo[state]·A^S", "gigpo[obs]·A^S", "hgpo·A^H", "hgpo_precision·A^H", "hgpo[obs]·A^H",
               "hgpo_precision[obs]·A^H")
+VARIANTS = ("gigpo[state]·A^S loo", "hgpo·A^H loo", "gigpo[state]·A^S mean", "hgpo·A^H mean")
+"""Option variants of the step terms: leave-own-return-out baselines and no std normalization."""
+GRAPH_ESTIMATORS = ("graph", "graphgpo", "gagpo")
+"""Graph estimators scored (full advantage, default options) when the registry has them."""
 EPISODE_TERMS = ("grpo", "rloo", "drgrpo")
 REFERENCES = ("td0(true V)", "gae(true V)")
 """Perfect-critic references: the exact V^π at λ = 0 and at λ = 0.95 (no group estimator has a critic)."""
@@ -141,7 +150,15 @@ def estimator_signals(steps: StepArrays, gamma: float, true_v: np.ndarray | None
         "hgpo": advantages("hgpo", steps, gamma=gamma, episode=True),
         "hgpo[obs]": advantages("hgpo", obs, gamma=gamma, episode=True),
         "mc": advantages("mc", steps, gamma=gamma),
+        "gigpo[state]·A^S loo": gigpo_step(steps, gamma=gamma, anchor="state_key", loo=True),
+        "hgpo·A^H loo": advantages("hgpo", steps, gamma=gamma, loo=True),
+        "gigpo[state]·A^S mean": gigpo_step(steps, gamma=gamma, anchor="state_key", step_norm="mean"),
+        "hgpo·A^H mean": advantages("hgpo", steps, gamma=gamma, norm="mean"),
     }
+    for name in GRAPH_ESTIMATORS:
+        if name in ESTIMATORS:
+            opts = {"gamma": gamma} if "gamma" in estimator_options(name) else {}
+            out[name] = advantages(name, steps, **opts)
     if true_v is not None:
         critic = replace(steps, value=true_v)
         out["td0(true V)"] = advantages("gae", critic, gamma=gamma, lam=0.0)
@@ -165,13 +182,15 @@ def bias_signals(steps: StepArrays, gamma: float, obs_steps: StepArrays | None =
         "hgpo_precision·A^H": advantages("hgpo_precision", steps, gamma=gamma, norm="mean"),
         "hgpo[obs]·A^H": advantages("hgpo", obs, gamma=gamma, norm="mean"),
         "hgpo_precision[obs]·A^H": advantages("hgpo_precision", obs, gamma=gamma, norm="mean"),
+        "gigpo[state]·A^S loo": gigpo_step(steps, gamma=gamma, anchor="state_key", step_norm="mean", loo=True),
+        "hgpo·A^H loo": advantages("hgpo", steps, gamma=gamma, norm="mean", loo=True),
     }
     for k in range(steps.num_levels):
-        a_k, has, m = level_term(steps, k, gamma, with_size=True)
+        a_k, has = level_term(steps, k, gamma)
         out[f"A_{k}"] = a_k
         out[f"A_{k}:has"] = has.astype(np.float64)
-        # diagnostic: R_t minus the mean of the OTHER members (A_k · m/(m−1)), no own-return shrinkage
-        out[f"A_{k} loo"] = a_k * np.where(has, m / np.maximum(m - 1, 1), 0.0)
+        # the estimator's loo=True option: R_t minus the mean of the OTHER members of the level-k group
+        out[f"A_{k} loo"] = level_term(steps, k, gamma, loo=True)[0]
         out[f"A_{k} loo:has"] = out[f"A_{k}:has"]
     for k in range(obs.num_levels):
         a_k, has = level_term(obs, k, gamma)
@@ -180,8 +199,11 @@ def bias_signals(steps: StepArrays, gamma: float, obs_steps: StepArrays | None =
     return out
 
 
-def level_term(steps: StepArrays, k: int, gamma: float, with_size: bool = False) -> tuple[np.ndarray, ...]:
+def level_term(steps: StepArrays, k: int, gamma: float, with_size: bool = False,
+               loo: bool = False) -> tuple[np.ndarray, ...]:
     """HGPO's level-k advantage A_k = R_t − mean over G_k (F_norm = 1) alone, and where G_k exists.
+
+    ``loo=True``: the mean of the OTHER members of G_k (HGPO's ``loo`` option).
 
     With ``with_size=True`` also returns the size m of each row's level-k group (1 = no group).
 
@@ -192,7 +214,7 @@ def level_term(steps: StepArrays, k: int, gamma: float, with_size: bool = False)
     keys = steps.history_keys[:, k].copy()
     missing = keys == np.uint64(MISSING)
     keys[missing] = np.uint64(1 << 63) + np.flatnonzero(missing).astype(np.uint64)
-    a_k = gigpo_step(replace(steps, state_key=keys), gamma=gamma, anchor="state_key", step_norm="mean")
+    a_k = gigpo_step(replace(steps, state_key=keys), gamma=gamma, anchor="state_key", step_norm="mean", loo=loo)
     pair = np.stack([steps.group_id.astype(np.uint64), keys], axis=1)
     _, inv, counts = np.unique(pair, axis=0, return_inverse=True, return_counts=True)
     size = np.where(missing, 1, counts[inv.ravel()])
@@ -207,6 +229,8 @@ __all__ = [
     "STEP_TERMS",
     "EPISODE_TERMS",
     "REFERENCES",
+    "VARIANTS",
+    "GRAPH_ESTIMATORS",
     "METRICS",
     "METRIC_TITLES",
     "obs_history_keys",

@@ -19,6 +19,11 @@ are vectorized numpy; none needs scipy.
 - :func:`bias_squared`: the pooled bias² behind it (signed, unbiased) with its interval.
 - :func:`bias_squared_difference`: bias²(a) − bias²(b) of two estimates on the same rows, with a
   paired (same clusters deleted) jackknife interval.
+- :class:`BiasParts` / :func:`bias_parts`, :func:`pooled_bias_squared`, :func:`pooled_bias_squared_difference`,
+  :func:`pooled_bias`: the signed bias² pooled over many benchmark cells with ONE delete-one-cluster
+  jackknife (a report's summary over cells; the mean of per-cell clipped biases is not calibrated).
+- :func:`t_two_sided_p`, :func:`p_from_interval`, :func:`holm`, :func:`holm_verdicts`: p-values and
+  Holm's family-wise correction for tallies of wins and losses over many cells.
 - :func:`paired_diff_ci` / :func:`verdict`: a paired-over-seeds interval of a − b and the
   win/loss/tie it supports (a win or loss only when the interval excludes 0).
 - :func:`mean_ci`: mean and Student-t confidence half-width over seeds.
@@ -29,6 +34,8 @@ are vectorized numpy; none needs scipy.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -155,19 +162,41 @@ def cell_bias(est: np.ndarray, true: np.ndarray, cells: np.ndarray, min_count: i
     return float(math.sqrt(max(0.0, float(w @ (mean[keep] ** 2 - var_of_mean)))))
 
 
-def _cluster_terms(err: np.ndarray, clusters: np.ndarray, cells: np.ndarray, min_count: int
-                   ) -> tuple[float, np.ndarray, np.ndarray]:
-    """Pooled bias² of ``err`` and its delete-one-cluster jackknife replicates.
+@dataclass(frozen=True)
+class BiasParts:
+    """The pooled bias² of one set of rows in a form that pools further (:func:`pooled_bias_squared`).
 
-    Returns ``(theta, replicates, touched)`` with one entry per distinct cluster label of ALL rows
-    (``np.unique`` order, so two calls on the same rows line up): ``replicates[h]`` is the estimate
-    without cluster h (NaN when no kept cell is left), ``touched[h]`` whether cluster h has rows in
-    a kept cell (an untouched cluster's replicate is ``theta``). ``theta`` is NaN when no cell is kept.
+    ``B² = num / weight`` (``num = Σ_c n_c b̂_c²``, ``weight = Σ_c n_c`` over the kept cells); per
+    distinct cluster label (``labels``, ascending), ``rep_num``/``rep_weight`` are the same sums with
+    that cluster's rows deleted, and ``touched`` says whether the cluster has rows in a kept cell (an
+    untouched cluster's replicate equals the whole). ``weight == 0``: no kept cell.
     """
+
+    num: float
+    weight: float
+    labels: np.ndarray
+    rep_num: np.ndarray
+    rep_weight: np.ndarray
+    touched: np.ndarray
+
+    @property
+    def theta(self) -> float:
+        return self.num / self.weight if self.weight > 0 else float("nan")
+
+    def replicates(self) -> np.ndarray:
+        live = self.rep_weight > 0.5
+        return np.where(live, self.rep_num / np.where(live, self.rep_weight, 1.0), np.nan)
+
+
+def bias_parts(err: np.ndarray, clusters: np.ndarray, cells: np.ndarray, min_count: int) -> BiasParts:
+    """:class:`BiasParts` of the errors ``err`` (rows labelled by cluster and cell)."""
     _, cell_inv = np.unique(cells, return_inverse=True)
     clu_vals, clu_inv = np.unique(clusters, return_inverse=True)
     cell_inv, clu_inv = cell_inv.ravel(), clu_inv.ravel()
     n_clu = len(clu_vals)
+    if err.size == 0:
+        z = np.zeros(0)
+        return BiasParts(0.0, 0.0, clu_vals, z, z, np.zeros(0, dtype=bool))
     # (cell, cluster) pairs: row count n_cg and error sum s_cg
     pair = cell_inv.astype(np.int64) * n_clu + clu_inv
     pvals, pinv = np.unique(pair, return_inverse=True)
@@ -188,10 +217,7 @@ def _cluster_terms(err: np.ndarray, clusters: np.ndarray, cells: np.ndarray, min
         return ok, d
 
     ok, d = per_cell(n, s1, a, c)
-    if not np.any(ok):
-        return float("nan"), np.full(n_clu, np.nan), np.zeros(n_clu, dtype=bool)
     num, wsum = float(np.sum(n * d * ok)), float(np.sum(n * ok))
-    theta = num / wsum
     # delete cluster h: every pair (c, h) loses its rows from cell c
     ok2, d2 = per_cell(n[p_cell] - p_n, s1[p_cell] - p_s, a[p_cell] - p_s**2, c[p_cell] - p_n**2)
     dnum = (n * d * ok)[p_cell] - (n[p_cell] - p_n) * d2 * ok2
@@ -199,9 +225,23 @@ def _cluster_terms(err: np.ndarray, clusters: np.ndarray, cells: np.ndarray, min
     touched = np.bincount(p_clu, weights=ok[p_cell].astype(np.float64), minlength=n_clu) > 0
     rep_num = num - np.bincount(p_clu, weights=dnum, minlength=n_clu)
     rep_w = wsum - np.bincount(p_clu, weights=dw, minlength=n_clu)
-    live = rep_w > 0.5
-    reps = np.where(live, rep_num / np.where(live, rep_w, 1.0), np.nan)
-    return theta, np.where(touched, reps, theta), touched
+    return BiasParts(num, wsum, clu_vals, rep_num, rep_w, touched)
+
+
+def _cluster_terms(err: np.ndarray, clusters: np.ndarray, cells: np.ndarray, min_count: int
+                   ) -> tuple[float, np.ndarray, np.ndarray]:
+    """Pooled bias² of ``err`` and its delete-one-cluster jackknife replicates.
+
+    Returns ``(theta, replicates, touched)`` with one entry per distinct cluster label of ALL rows
+    (``np.unique`` order, so two calls on the same rows line up): ``replicates[h]`` is the estimate
+    without cluster h (NaN when no kept cell is left), ``touched[h]`` whether cluster h has rows in
+    a kept cell (an untouched cluster's replicate is ``theta``). ``theta`` is NaN when no cell is kept.
+    """
+    p = bias_parts(err, clusters, cells, min_count)
+    n_clu = len(p.labels)
+    if p.weight <= 0:
+        return float("nan"), np.full(n_clu, np.nan), np.zeros(n_clu, dtype=bool)
+    return p.theta, np.where(p.touched, p.replicates(), p.theta), p.touched
 
 
 def _jackknife_half_width(reps: np.ndarray, touched: np.ndarray) -> float:
@@ -279,14 +319,7 @@ def cluster_robust_bias(estimate: np.ndarray, truth: np.ndarray, clusters: np.nd
     >>> round(bias, 6), round(half, 6)
     (0.5, 0.0)
     """
-    b2, h = bias_squared(estimate, truth, clusters, cells, min_count=min_count)
-    if not math.isfinite(b2):
-        return float("nan"), float("nan")
-    bias = math.sqrt(max(b2, 0.0))
-    if not math.isfinite(h):
-        return bias, float("nan")
-    lo, hi = math.sqrt(max(b2 - h, 0.0)), math.sqrt(bias**2 + h)
-    return bias, max(bias - lo, hi - bias)
+    return bias_from_squared(*bias_squared(estimate, truth, clusters, cells, min_count=min_count))
 
 
 def bias_squared_difference(estimate_a: np.ndarray, estimate_b: np.ndarray, truth: np.ndarray,
@@ -306,6 +339,138 @@ def bias_squared_difference(estimate_a: np.ndarray, estimate_b: np.ndarray, trut
     if not (math.isfinite(ta) and math.isfinite(tb)):
         return float("nan"), float("nan")
     return ta - tb, _jackknife_half_width(ra - rb, touched_a | touched_b)
+
+
+def _touched_labels(p: BiasParts) -> np.ndarray:
+    return p.labels[p.touched]
+
+
+def _pooled_reps(blocks: Sequence[BiasParts], labels: Sequence[np.ndarray]) -> tuple[float, np.ndarray]:
+    """Pooled ``Σ num / Σ weight`` over independent blocks and its replicates deleting each listed cluster."""
+    num = float(sum(p.num for p in blocks))
+    w = float(sum(p.weight for p in blocks))
+    reps = []
+    for p, lab in zip(blocks, labels):
+        pos = np.searchsorted(p.labels, lab)
+        pos = np.minimum(pos, max(len(p.labels) - 1, 0))
+        found = (p.labels[pos] == lab) if len(p.labels) else np.zeros(len(lab), bool)
+        rn = np.where(found, p.rep_num[pos] if len(p.labels) else 0.0, p.num)
+        rw = np.where(found, p.rep_weight[pos] if len(p.labels) else 0.0, p.weight)
+        tot_w = w - p.weight + rw
+        reps.append(np.where(tot_w > 0.5, (num - p.num + rn) / np.where(tot_w > 0.5, tot_w, 1.0), np.nan))
+    theta = num / w if w > 0 else float("nan")
+    return theta, (np.concatenate(reps) if reps else np.zeros(0))
+
+
+def pooled_bias_squared(blocks: Sequence[BiasParts]) -> tuple[float, float]:
+    """``(B², half_width)`` pooled over independent blocks of rows (e.g. benchmark cells).
+
+    The blocks' cells are pooled as one estimate, ``B² = Σ_blocks num / Σ_blocks weight`` — the
+    signed, exactly unbiased :func:`bias_squared` of all their rows together (nothing clipped before
+    pooling) — with ONE delete-one-cluster jackknife over every cluster of every block (blocks hold
+    disjoint clusters: deleting a cluster changes only its block's sums). NaN, NaN when no block
+    keeps a cell.
+    """
+    blocks = [p for p in blocks if p is not None]
+    theta, reps = _pooled_reps(blocks, [_touched_labels(p) for p in blocks])
+    if not math.isfinite(theta):
+        return float("nan"), float("nan")
+    return theta, _jackknife_half_width(reps, np.ones(len(reps), dtype=bool))
+
+
+def pooled_bias_squared_difference(a: Sequence[BiasParts], b: Sequence[BiasParts]) -> tuple[float, float]:
+    """``(B²_a − B²_b, half_width)`` pooled over blocks, paired: ``a[i]`` and ``b[i]`` share clusters.
+
+    Each replicate deletes one cluster of block i from both signals (rows of a signal may be a
+    subset, e.g. an HGPO level where its group exists), so the interval is paired.
+    """
+    pairs = [(pa, pb) for pa, pb in zip(a, b, strict=True) if pa is not None and pb is not None]
+    labels = [np.union1d(_touched_labels(pa), _touched_labels(pb)) for pa, pb in pairs]
+    ta, ra = _pooled_reps([pa for pa, _ in pairs], labels)
+    tb, rb = _pooled_reps([pb for _, pb in pairs], labels)
+    if not (math.isfinite(ta) and math.isfinite(tb)):
+        return float("nan"), float("nan")
+    return ta - tb, _jackknife_half_width(ra - rb, np.ones(len(ra), dtype=bool))
+
+
+def bias_from_squared(b2: float, half: float) -> tuple[float, float]:
+    """``(bias, half_width)`` on the bias scale from ``(B², half_width)``, as :func:`cluster_robust_bias`."""
+    if not math.isfinite(b2):
+        return float("nan"), float("nan")
+    bias = math.sqrt(max(b2, 0.0))
+    if not math.isfinite(half):
+        return bias, float("nan")
+    lo, hi = math.sqrt(max(b2 - half, 0.0)), math.sqrt(bias**2 + half)
+    return bias, max(bias - lo, hi - bias)
+
+
+def pooled_bias(blocks: Sequence[BiasParts]) -> tuple[float, float]:
+    """``(bias, half_width)`` of :func:`pooled_bias_squared` (the summary over cells of a report)."""
+    return bias_from_squared(*pooled_bias_squared(blocks))
+
+
+def t_two_sided_p(t: float, df: int) -> float:
+    """Two-sided p-value ``P(|T| >= |t|)`` of a Student-t with integer ``df`` >= 1 (exact series,
+    Abramowitz & Stegun 26.7.3-4); ``t`` infinite gives 0, NaN gives NaN."""
+    if df < 1:
+        raise ValueError("df must be >= 1")
+    if math.isnan(t):
+        return float("nan")
+    if math.isinf(t):
+        return 0.0
+    th = math.atan(abs(t) / math.sqrt(df))
+    s, c = math.sin(th), math.cos(th)
+    c2 = c * c
+    if df % 2 == 1:
+        term, acc = c, c if df > 1 else 0.0
+        for k in range(3, df - 1, 2):
+            term *= c2 * (k - 1) / k
+            acc += term
+        a = 2.0 / math.pi * (th + s * acc)
+    else:
+        term, acc = 1.0, 1.0
+        for k in range(2, df - 1, 2):
+            term *= c2 * (k - 1) / k
+            acc += term
+        a = s * acc
+    return float(min(1.0, max(0.0, 1.0 - a)))
+
+
+def p_from_interval(diff: float, half_width: float, df: int) -> float:
+    """The two-sided p-value of ``diff`` = 0 behind a 95% Student-t interval ``diff ± half_width``.
+
+    ``half_width = t_{0.975, df} · se``, so ``t = diff / se``. NaN when the interval is unknown; a
+    zero half-width gives 0 for a nonzero ``diff`` and 1 for ``diff == 0``.
+    """
+    if not (math.isfinite(diff) and math.isfinite(half_width)) or df < 1:
+        return float("nan")
+    if half_width <= 0.0:
+        return 1.0 if diff == 0.0 else 0.0
+    return t_two_sided_p(diff / (half_width / t_quantile_975(df)), df)
+
+
+def holm(p_values: Sequence[float], alpha: float = 0.05) -> np.ndarray:
+    """Holm's step-down rejections (family-wise error <= ``alpha``): a bool per p-value.
+
+    Sorted ascending, the i-th smallest (0-based) is rejected while ``p <= alpha / (m − i)``; the
+    first that fails stops the procedure. NaN p-values (no interval) are never rejected and are not
+    counted in ``m``.
+    """
+    p = np.asarray(p_values, dtype=np.float64).ravel()
+    out = np.zeros(p.size, dtype=bool)
+    ok = np.flatnonzero(np.isfinite(p))
+    m = ok.size
+    for i, j in enumerate(ok[np.argsort(p[ok], kind="mergesort")]):
+        if p[j] > alpha / (m - i):
+            break
+        out[j] = True
+    return out
+
+
+def holm_verdicts(diffs: Sequence[float], p_values: Sequence[float], alpha: float = 0.05) -> list[str]:
+    """``"win"``/``"loss"``/``"tie"`` per comparison of a family, wins and losses surviving :func:`holm`."""
+    rej = holm(p_values, alpha)
+    return [("win" if d > 0 else "loss") if r else "tie" for d, r in zip(np.asarray(diffs, dtype=float), rej)]
 
 
 def paired_diff_ci(a: np.ndarray, b: np.ndarray) -> tuple[float, float, int]:
@@ -385,6 +550,16 @@ __all__ = [
     "cluster_robust_bias",
     "bias_squared",
     "bias_squared_difference",
+    "BiasParts",
+    "bias_parts",
+    "pooled_bias_squared",
+    "pooled_bias_squared_difference",
+    "pooled_bias",
+    "bias_from_squared",
+    "t_two_sided_p",
+    "p_from_interval",
+    "holm",
+    "holm_verdicts",
     "paired_diff_ci",
     "verdict",
     "t_quantile_975",

@@ -30,7 +30,11 @@ return (gamma = 0.95 as in the paper's runs), ``step_norm`` "mean_std" (F_norm =
 :func:`agentgym_credit.credit.episode.episode_advantage` (undiscounted R(tau), ``episode_norm``,
 ``episode_baseline`` "trajectory" = paper, default; "step" = the reference implementation's
 default, where every step row enters the episode mean/std). ``std`` (sample or population) and
-``eps`` apply to both levels. With ``omega=0`` GiGPO is GRPO. The invalid-action penalty follows
+``eps`` apply to both levels. ``loo=True`` (off by default, as in the paper and the reference code)
+takes each row's own return out of its baselines, at both levels: A^S = (R_t − mean of the OTHER
+members of G^S) / F_norm = m/(m−1) · (R_t − mean_{G^S} R) / F_norm, and the episode term likewise
+(see :mod:`~agentgym_credit.credit.episode`); with the own return in, the expected step term is
+shrunk by (m−1)/m (a −A/m error). With ``omega=0`` GiGPO is GRPO. The invalid-action penalty follows
 :mod:`agentgym_credit.credit.returns`.
 """
 
@@ -40,7 +44,7 @@ import numpy as np
 
 from agentgym_credit.credit import checks
 from agentgym_credit.credit.embedding_anchors import embedding_labels
-from agentgym_credit.credit.episode import episode_advantage
+from agentgym_credit.credit.episode import episode_advantage, loo_scale
 from agentgym_credit.credit.grouping import NORMS, STDS, normalized_deviation, pair_groups
 from agentgym_credit.credit.linkage import LINKAGES
 from agentgym_credit.credit.returns import step_returns
@@ -80,7 +84,7 @@ def anchor_keys(steps: StepArrays, anchor: str = "state_key", *, threshold: floa
 def gigpo_step(steps: StepArrays, *, gamma: float = 0.95, anchor: str = "state_key", step_norm: str = "mean_std",
                std: str = "sample", eps: float = 1e-6, invalid_penalty: float = 0.0,
                propagate_penalty: bool = False, threshold: float = 0.95, sim_metric: str = "indel",
-               linkage: str = "components") -> np.ndarray:
+               linkage: str = "components", loo: bool = False) -> np.ndarray:
     """A^S per row (float64, input order): normalized step return inside anchor-state groups."""
     checks.as_steps(steps)
     gamma = checks.unit_interval("gamma", gamma)
@@ -94,14 +98,15 @@ def gigpo_step(steps: StepArrays, *, gamma: float = 0.95, anchor: str = "state_k
     ret = step_returns(steps, gamma, invalid_penalty, propagate_penalty)
     keys = anchor_keys(steps, anchor, threshold=threshold, sim_metric=sim_metric, linkage=linkage)
     groups = pair_groups(steps.group_id, keys)
-    return normalized_deviation(ret, groups, step_norm, std, eps)
+    a_s = normalized_deviation(ret, groups, step_norm, std, eps)
+    return loo_scale(a_s, groups) if loo else a_s
 
 
 def gigpo(steps: StepArrays, *, gamma: float = 0.95, omega: float = 1.0, anchor: str = "state_key",
           episode_norm: str = "mean_std", step_norm: str = "mean_std", std: str = "sample", eps: float = 1e-6,
           episode_baseline: str = "trajectory", invalid_penalty: float = 0.0,
           propagate_penalty: bool = False, threshold: float = 0.95, sim_metric: str = "indel",
-          linkage: str = "components") -> np.ndarray:
+          linkage: str = "components", loo: bool = False) -> np.ndarray:
     """GiGPO advantage A^E + omega * A^S per row (float64, input order)."""
     omega = checks.finite("omega", omega)
     # checked here too, so that omega = 0 (the step term is skipped) still rejects a bad option
@@ -110,12 +115,12 @@ def gigpo(steps: StepArrays, *, gamma: float = 0.95, omega: float = 1.0, anchor:
     checks.choice("step_norm", step_norm, NORMS)
     checks.choice("episode_norm", episode_norm, NORMS)
     a_e = episode_advantage(steps, norm=episode_norm, std=std, eps=eps, episode_baseline=episode_baseline,
-                            invalid_penalty=invalid_penalty, propagate_penalty=propagate_penalty)
+                            invalid_penalty=invalid_penalty, propagate_penalty=propagate_penalty, loo=loo)
     if omega == 0.0:
         return a_e
     a_s = gigpo_step(steps, gamma=gamma, anchor=anchor, step_norm=step_norm, std=std, eps=eps,
                      invalid_penalty=invalid_penalty, propagate_penalty=propagate_penalty,
-                     threshold=threshold, sim_metric=sim_metric, linkage=linkage)
+                     threshold=threshold, sim_metric=sim_metric, linkage=linkage, loo=loo)
     return a_e + omega * a_s
 
 

@@ -39,6 +39,13 @@ Small fine groups (large v_k / n_k) shrink toward coarser levels; coarse levels 
 disagrees with the finest one (large b2_k) lose weight. Unlike ``hgpo`` it keeps levels where A_k is
 0: a precise level saying "this step is average" is evidence too.
 
+**Leave own return out** (both, ``loo=True``, off by default as in the paper and the reference
+code): every level's baseline is the mean of the OTHER members of the row's group, A_k = m/(m−1) ·
+(R_t − mean_{G_k}) / F_norm (with the row's own return in the mean, the expected A_k is shrunk by
+(m−1)/m, an error of −A/m that grows at deeper levels where groups are smaller); the episode term,
+when on, likewise. The weights' "counts" test is unchanged (a scaled deviation is zero exactly when
+the unscaled one is).
+
 **Episode term** (both, off by default as in the reference code): ``episode=True`` returns
 A^E + omega * A^H with A^E from :func:`agentgym_credit.credit.episode.episode_advantage`
 (``episode_norm``, ``episode_baseline``); HGPO with K = 0 and ``episode=True`` is GiGPO.
@@ -79,8 +86,13 @@ class Level:
     adv: np.ndarray
 
 
-def levels_of(steps: StepArrays, ret: np.ndarray, levels: int, norm: str, std: str, eps: float) -> list[Level]:
-    """Group every level k < ``levels`` by (group_id, history_keys[:, k]); one :class:`Level` each."""
+def levels_of(steps: StepArrays, ret: np.ndarray, levels: int, norm: str, std: str, eps: float,
+              loo: bool = False) -> list[Level]:
+    """Group every level k < ``levels`` by (group_id, history_keys[:, k]); one :class:`Level` each.
+
+    ``loo=True``: ``dev`` and ``adv`` measure R_t against the mean of the OTHER members of the group
+    (m/(m−1) times the deviation from the whole group's mean); ``mean`` stays the group's mean.
+    """
     out = []
     for k in range(levels):
         key = steps.history_keys[:, k]
@@ -92,6 +104,8 @@ def levels_of(steps: StepArrays, ret: np.ndarray, levels: int, norm: str, std: s
         c = g.member_code
         d = ret[m] - mu[c]
         d[const[c]] = 0.0
+        if loo:
+            d *= g.size[c] / (g.size[c] - 1.0)
         if norm == "mean":
             adv = d
         else:
@@ -118,7 +132,7 @@ def _common(steps, gamma, norm, std, eps, depth, invalid_penalty, propagate_pena
 
 
 def _with_episode(steps, a_h, episode, omega, episode_norm, episode_baseline, std, eps, invalid_penalty,
-                  propagate_penalty):
+                  propagate_penalty, loo=False):
     # the episode options are checked even when the term is off: a typo is never silently ignored
     checks.choice("episode_baseline", episode_baseline, BASELINES)
     checks.choice("episode_norm", episode_norm, NORMS)
@@ -126,7 +140,7 @@ def _with_episode(steps, a_h, episode, omega, episode_norm, episode_baseline, st
     if not episode:
         return a_h
     a_e = episode_advantage(steps, norm=episode_norm, std=std, eps=eps, episode_baseline=episode_baseline,
-                            invalid_penalty=invalid_penalty, propagate_penalty=propagate_penalty)
+                            invalid_penalty=invalid_penalty, propagate_penalty=propagate_penalty, loo=loo)
     return a_e + omega * a_h
 
 
@@ -134,7 +148,7 @@ def hgpo(steps: StepArrays, *, gamma: float = 0.95, alpha: float = 1.0, weights:
          norm: str = "mean_std", std: str = "sample", eps: float = 1e-6, zero_tol: float = 1e-9,
          depth: int | None = None, episode: bool = False, omega: float = 1.0, episode_norm: str = "mean_std",
          episode_baseline: str = "trajectory", invalid_penalty: float = 0.0,
-         propagate_penalty: bool = False) -> np.ndarray:
+         propagate_penalty: bool = False, loo: bool = False) -> np.ndarray:
     """HGPO advantage per row (float64, input order); see the module docstring."""
     checks.choice("weights", weights, WEIGHTS)
     alpha = checks.finite("alpha", alpha)
@@ -144,7 +158,7 @@ def hgpo(steps: StepArrays, *, gamma: float = 0.95, alpha: float = 1.0, weights:
         return np.zeros(0)
     num = np.zeros(steps.n)
     den = np.zeros(steps.n)
-    for lv in levels_of(steps, ret, levels, norm, std, eps):
+    for lv in levels_of(steps, ret, levels, norm, std, eps, loo):
         w = float(lv.k + (1 if weights == "paper" else 2)) ** alpha
         counts = np.abs(lv.dev) > zero_tol
         r = lv.rows[counts]
@@ -152,21 +166,21 @@ def hgpo(steps: StepArrays, *, gamma: float = 0.95, alpha: float = 1.0, weights:
         den[r] += w
     a_h = np.divide(num, den, out=np.zeros(steps.n), where=den > 0)
     return _with_episode(steps, a_h, episode, omega, episode_norm, episode_baseline, std, eps,
-                         invalid_penalty, propagate_penalty)
+                         invalid_penalty, propagate_penalty, loo)
 
 
 def hgpo_precision(steps: StepArrays, *, gamma: float = 0.95, prior_strength: float = 2.0,
                    norm: str = "mean_std", std: str = "sample", eps: float = 1e-6, depth: int | None = None,
                    episode: bool = False, omega: float = 1.0, episode_norm: str = "mean_std",
                    episode_baseline: str = "trajectory", invalid_penalty: float = 0.0,
-                   propagate_penalty: bool = False) -> np.ndarray:
+                   propagate_penalty: bool = False, loo: bool = False) -> np.ndarray:
     """Precision-weighted hierarchy blend per row (float64, input order); see the module docstring."""
     nu = checks.positive("prior_strength", prior_strength, allow_zero=True)
     ret, levels, eps = _common(steps, gamma, norm, std, eps, depth, invalid_penalty, propagate_penalty)
     n = steps.n
     if n == 0:
         return np.zeros(0)
-    lvs = levels_of(steps, ret, levels, norm, std, eps)
+    lvs = levels_of(steps, ret, levels, norm, std, eps, loo)
     # coarsest level of each row (its variance s2_c) and finest level (n_f, mu_f, s2_f)
     s2c = np.full(n, np.nan)
     nf, muf, s2f = np.ones(n), np.zeros(n), np.zeros(n)
@@ -188,7 +202,7 @@ def hgpo_precision(steps: StepArrays, *, gamma: float = 0.95, prior_strength: fl
         den[r] += w
     a_p = np.divide(num, den, out=np.zeros(n), where=den > 0)
     return _with_episode(steps, a_p, episode, omega, episode_norm, episode_baseline, std, eps,
-                         invalid_penalty, propagate_penalty)
+                         invalid_penalty, propagate_penalty, loo)
 
 
 __all__ = ["WEIGHTS", "Level", "levels_of", "hgpo", "hgpo_precision"]
