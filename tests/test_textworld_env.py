@@ -124,15 +124,6 @@ def test_clean_observation_strips_prompt_and_status():
     assert clean_observation("\nYou are carrying nothing.\n\n\n\n>   ") == "You are carrying nothing."
 
 
-def test_textworld_snapshot_is_a_clear_unsupported_error(cache):
-    from agentgym_credit.errors import SnapshotUnsupported
-
-    env = TextWorldEnv("tw-coin_collector", num_games=1, cache_dir=cache)
-    env.reset(seed=0)
-    with pytest.raises(SnapshotUnsupported, match="replay the episode"):
-        env.unwrapped.get_state()
-
-
 def test_switching_between_compiled_games_restarts_nothing(cache, monkeypatch):
     import textworld
 

@@ -30,10 +30,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agentgym_credit.envs.alfworld import textworld_snapshots
 from agentgym_credit.envs.alfworld.logic import require_textworld
 from agentgym_credit.envs.alfworld.statekeys import digest, fact_str, shuffled_keys
 from agentgym_credit.envs.base import CreditEnv, resolve_task
-from agentgym_credit.errors import SnapshotUnsupported
+from agentgym_credit.errors import SnapshotError
 from agentgym_credit.keys import stable_hash
 
 CHALLENGE_SETTINGS: dict[str, dict[str, Any]] = {
@@ -51,7 +52,9 @@ _PROMPT_STATUS = re.compile(r"\n*>[ \t]*(?:-= [^\n]*? =-[ \t]*\d+(?:/\d+)?)?\s*$
 _BANNER_CHARS = frozenset(" _|\\$/<>")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 OPEN_GAMES = 4
-"""Started games an env keeps open (switching between them costs no new ``textworld.start``)."""
+"""Default number of started games an env keeps open (``open_games=``): switching between open games
+costs no new ``textworld.start``; an env cycling through more games than that restarts the engine on
+nearly every reset."""
 
 
 def clean_observation(raw: str) -> str:
@@ -134,6 +137,14 @@ class TextWorldEnv(CreditEnv):
     Observations are cleaned (:func:`clean_observation`: no banner, prompt padding or status line);
     ``info["raw_obs"]`` keeps the game's own text of the step.
 
+    ``open_games`` started games stay open (least recently used closed first; default
+    :data:`OPEN_GAMES`): set it to the number of games an env cycles through to never restart one.
+
+    Snapshots (``get_state``/``set_state``, in this or another process): the Z-machine through Jericho's
+    own ``get_state``/``set_state`` and textworld's fact tracker rebuilt from the logic actions applied
+    since reset (:mod:`~agentgym_credit.envs.alfworld.textworld_snapshots`); a restore checks that the
+    rebuilt state has the saved ``state_key``.
+
     ``info``: ``state_key`` (``"textworld:" + digest`` of the game's sorted true facts, all of them —
     static ones such as room links never change within a game, so they only tie the key to the game —
     and of the score: the game pays each subgoal once, so "trunk opened and closed again" has the
@@ -156,6 +167,7 @@ class TextWorldEnv(CreditEnv):
         reward_invalid: float = -0.1,
         expert: bool = False,
         max_steps: int = 50,
+        open_games: int = OPEN_GAMES,
         render_mode: str | None = None,
     ):
         require_textworld()
@@ -166,6 +178,8 @@ class TextWorldEnv(CreditEnv):
             raise ValueError(f"split must be one of {sorted(SPLIT_OFFSETS)}, got {split!r}")
         if num_games < 1 or max_steps < 1:
             raise ValueError("num_games and max_steps must be >= 1")
+        if isinstance(open_games, bool) or not isinstance(open_games, int) or open_games < 1:
+            raise ValueError(f"open_games must be an int >= 1 (started games kept open), got {open_games!r}")
         unknown = set(settings or {}) - set(CHALLENGE_SETTINGS[challenge])
         if unknown:
             raise ValueError(f"unknown {challenge} settings {sorted(unknown)}; known: {sorted(CHALLENGE_SETTINGS[challenge])}")
@@ -177,6 +191,8 @@ class TextWorldEnv(CreditEnv):
         self.cache_dir = Path(cache_dir) if cache_dir is not None else textworld_cache_dir()
         self.score_scale, self.reward_success = float(score_scale), float(reward_success)
         self.reward_invalid, self.expert, self.max_steps = float(reward_invalid), bool(expert), int(max_steps)
+        self.open_games = int(open_games)
+        self._index = 0
         self._env: Any = None
         self._open: dict[Path, Any] = {}  # started games, most recently used last
         self._raw = ""
@@ -208,7 +224,7 @@ class TextWorldEnv(CreditEnv):
                                            max_score=True, objective=True, policy_commands=self.expert)
                 with _quiet_jericho():
                     env = textworld.start(str(path), request_infos=infos)
-                while len(self._open) >= OPEN_GAMES:
+                while len(self._open) >= self.open_games:
                     self._open.pop(next(iter(self._open))).close()
             self._open[path] = self._env = env
             self._loaded = path
@@ -250,7 +266,9 @@ class TextWorldEnv(CreditEnv):
         else:
             index = resolve_task(task, self.num_games, self._game_index, example=f"{self.challenge}/<seed>")
         self._load(index)
+        self._index = index
         self._state = self._env.reset()
+        textworld_snapshots.record_actions(textworld_snapshots.wrappers(self._env)["tracker"])
         self._t = 0
         self._raw = self._state["feedback"]
         return clean_observation(self._raw), self._info()
@@ -270,12 +288,40 @@ class TextWorldEnv(CreditEnv):
         return clean_observation(self._raw), reward, terminated, truncated and not terminated, self._info()
 
     def _snapshot_config(self) -> Any:
-        raise SnapshotUnsupported(
-            "TextWorldEnv cannot snapshot: its games run inside jericho's Z-machine, and textworld's "
-            "state tracking (the facts behind state_key, score, admissible commands) is rebuilt from the "
-            "game's event log as it is played, with no way to set it to a saved state; replay the "
-            "episode's commands from reset instead"
-        )
+        return {
+            "challenge": self.challenge, "settings": self.settings, "split": self.split, "num_games": self.num_games,
+            "score_scale": self.score_scale, "reward_success": self.reward_success,
+            "reward_invalid": self.reward_invalid, "expert": self.expert, "max_steps": self.max_steps,
+        }
+
+    def _snapshot_payload(self) -> Any:
+        return {
+            "index": self._index, "task_id": self._task_id, "t": self._t, "obs": self._last_obs, "raw": self._raw,
+            "valid": bool(self._last_info.get("action_valid", True)), "state_key": self._last_info["state_key"],
+            "game": textworld_snapshots.save(self._env),
+        }
+
+    def _restore_snapshot(self, payload: Any) -> tuple[str, dict[str, Any]]:
+        try:
+            index, task_id, t = int(payload["index"]), str(payload["task_id"]), int(payload["t"])
+            obs, raw, valid, key = str(payload["obs"]), str(payload["raw"]), bool(payload["valid"]), str(payload["state_key"])
+            game = payload["game"]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SnapshotError(f"TextWorld snapshot payload is malformed: {type(exc).__name__}: {exc}") from exc
+        if not 0 <= index < self.num_games or f"{self.challenge}/{self.game_seed(index)}" != task_id:
+            raise SnapshotError(f"TextWorld snapshot is of game {task_id!r}, not game {index} of this env")
+        self._load(index)
+        self._index = index
+        layers = textworld_snapshots.wrappers(self._env)
+        if not layers["jericho"]._reset or layers["tracker"]._game_progression is None:
+            self._env.reset()  # a game started but never reset: its wrappers are not set up yet
+        self._state = textworld_snapshots.restore(self._env, game)
+        self._t, self._raw = t, raw
+        info = self._info(valid=valid)
+        if info["state_key"] != key:
+            raise SnapshotError("TextWorld snapshot restored to another state than the one saved (the game file "
+                                "changed since?)")
+        return obs, info
 
     def close(self) -> None:
         for env in self._open.values():
