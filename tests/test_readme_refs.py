@@ -33,7 +33,7 @@ def test_every_env_id_readme_names_is_registered():
 
 def test_estimator_table_lists_exactly_the_registered_estimators():
     table = README.split("| name | what |", 1)[1].split("\n\n", 1)[0]
-    names = {n for row in table.splitlines()[2:] for n in re.findall(r"`(\w+)`", row.split("|")[1])}
+    names = {n for row in table.splitlines()[2:] for n in re.findall(r"`([\w-]+)`", row.split("|")[1])}
     assert names == set(ESTIMATORS), (sorted(names - set(ESTIMATORS)), sorted(set(ESTIMATORS) - names))
 
 

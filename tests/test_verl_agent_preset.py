@@ -1,0 +1,128 @@
+"""The ``verl-agent`` estimator preset equals verl-agent's GiGPO on random batches (max difference <= 1e-6).
+
+``reference`` below is this project's plain-Python transcription of the logic of verl-agent's
+``gigpo/core_gigpo.py`` (``compute_step_discounted_returns``, ``episode_norm_reward``, ``build_step_group``,
+``step_norm_reward``, ``compute_gigpo_outcome_advantage``) and of its trainer's ``apply_invalid_action_penalty``
+and ALFWorld reward (10 for a win), written from reading that code: dictionaries of lists, one loop per
+stage, float64, no numpy grouping, nothing shared with the implementation under test.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from agentgym_credit import credit
+from agentgym_credit.credit.verl_agent import verl_agent_gigpo
+
+
+def reference(rows: list[dict], *, mode: str, gamma: float = 0.95, w: float = 1.0, coef: float = 0.1,
+              scale: float = 10.0, eps: float = 1e-6) -> list[float]:
+    """verl-agent's GiGPO advantage of each row (rows: group, traj, t, reward, valid, obs)."""
+    remove_std = {"mean_norm": True, "mean_std_norm": False}[mode]
+    invalid = [0.0 if r["valid"] else 1.0 for r in rows]
+    # env rewards (ALFWorld win = 10 in verl-agent) and the episode reward of each trajectory
+    reward = [scale * r["reward"] for r in rows]
+    by_traj: dict = {}
+    for i, r in enumerate(rows):
+        by_traj.setdefault((r["group"], r["traj"]), []).append(i)
+    episode_reward = {k: sum(reward[i] for i in idx) for k, idx in by_traj.items()}
+    # compute_step_discounted_returns: reverse running return within each trajectory (rows in step order)
+    step_return = [0.0] * len(rows)
+    for idx in by_traj.values():
+        running = 0.0
+        for i in sorted(idx, key=lambda j: rows[j]["t"], reverse=True):
+            running = reward[i] + gamma * running
+            step_return[i] = running
+    # the reward manager puts the episode reward on each row's last token; the penalty comes off that token
+    # and off the row's step return
+    score = [episode_reward[(r["group"], r["traj"])] - coef * invalid[i] for i, r in enumerate(rows)]
+    step_return = [step_return[i] - coef * invalid[i] for i in range(len(rows))]
+
+    def stdev(xs: list[float]) -> float:  # torch.std: unbiased
+        m = sum(xs) / len(xs)
+        return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+
+    # episode_norm_reward, compute_mean_std_cross_all_data=True: every row of the group enters
+    by_group: dict = {}
+    for i, r in enumerate(rows):
+        by_group.setdefault(r["group"], []).append(score[i])
+    stats = {g: ((0.0, 1.0) if len(xs) == 1 else (sum(xs) / len(xs), stdev(xs))) for g, xs in by_group.items()}
+    episode_adv = []
+    for i, r in enumerate(rows):
+        mean, std = stats[r["group"]]
+        episode_adv.append(score[i] - mean if remove_std else (score[i] - mean) / (std + eps))
+    # build_step_group: identical observations within one group; step_norm_reward
+    clusters: dict = {}
+    for i, r in enumerate(rows):
+        clusters.setdefault((r["group"], r["obs"]), []).append(step_return[i])
+    sstats = {k: ((xs[0], 1.0) if len(xs) == 1 else (sum(xs) / len(xs), stdev(xs))) for k, xs in clusters.items()}
+    step_adv = []
+    for i, r in enumerate(rows):
+        mean, std = sstats[(r["group"], r["obs"])]
+        step_adv.append(step_return[i] - mean if remove_std else (step_return[i] - mean) / (std + eps))
+    return [e + w * s for e, s in zip(episode_adv, step_adv)]
+
+
+def random_rows(rng: np.random.Generator, groups: int = 6, n: int = 5, max_len: int = 7) -> list[dict]:
+    rows = []
+    for g in range(groups):
+        for j in range(n):
+            length = int(rng.integers(1, max_len + 1))
+            win = rng.random() < 0.4
+            for t in range(length):
+                last = t == length - 1
+                r = 1.0 if (win and last) else (float(rng.choice([0.0, 0.0, 0.25])) if rng.random() < 0.2 else 0.0)
+                rows.append({"group": g, "traj": j, "t": t, "reward": r, "valid": bool(rng.random() > 0.2),
+                             "obs": f"o{int(rng.integers(0, 4))}" if t else "start", "done": last})
+    # a lone row (a group of one 1-step trajectory) and a group whose rows all score alike
+    rows.append({"group": groups, "traj": 0, "t": 0, "reward": 1.0, "valid": True, "obs": "x", "done": True})
+    for j in range(3):
+        rows.append({"group": groups + 1, "traj": j, "t": 0, "reward": 0.0, "valid": True, "obs": "y", "done": True})
+    perm = rng.permutation(len(rows))
+    return [rows[i] for i in perm]
+
+
+def steps_of(rows: list[dict]) -> credit.StepArrays:
+    obs_ids = {o: k for k, o in enumerate(sorted({r["obs"] for r in rows}))}
+    return credit.StepArrays.from_lists(
+        group_id=[r["group"] for r in rows], traj_id=[r["group"] * 100 + r["traj"] for r in rows],
+        t=[r["t"] for r in rows], reward=[r["reward"] for r in rows], done=[r["done"] for r in rows],
+        state_key=[7] * len(rows), obs_key=[obs_ids[r["obs"]] for r in rows], valid=[r["valid"] for r in rows])
+
+
+@pytest.mark.parametrize("mode", ["mean_norm", "mean_std_norm"])
+@pytest.mark.parametrize("seed", range(8))
+def test_preset_equals_verl_agents_gigpo_on_random_batches(mode, seed):
+    rows = random_rows(np.random.default_rng(seed))
+    want = np.array(reference(rows, mode=mode))
+    got = verl_agent_gigpo(steps_of(rows), mode=mode)
+    assert np.max(np.abs(got - want)) <= 1e-6
+    # through the registry (float32 out): equal to float32 rounding
+    reg = credit.advantages("verl-agent", steps_of(rows), mode=mode)
+    assert np.allclose(reg, want, rtol=1e-6, atol=1e-6)
+
+
+def test_options_follow_verl_agents_knobs():
+    rows = random_rows(np.random.default_rng(42))
+    s = steps_of(rows)
+    for kw, ref_kw in (({"omega": 0.5}, {"w": 0.5}), ({"gamma": 0.9}, {"gamma": 0.9}),
+                       ({"invalid_penalty": -0.5}, {"coef": 0.5}), ({"reward_scale": 1.0}, {"scale": 1.0})):
+        got = verl_agent_gigpo(s, mode="mean_std_norm", **kw)
+        assert np.max(np.abs(got - np.array(reference(rows, mode="mean_std_norm", **ref_kw)))) <= 1e-6, kw
+
+
+def test_plain_gigpo_differs_by_default_and_agrees_with_verl_agents_options_off_lone_rows():
+    rows = [r for r in random_rows(np.random.default_rng(3)) if r["group"] < 6]  # no lone-row group
+    s = steps_of(rows)
+    want = np.array(reference(rows, mode="mean_std_norm", scale=1.0))
+    assert np.max(np.abs(credit.advantages("gigpo", s) - want)) > 0.1
+    same = credit.advantages("gigpo", s, anchor="obs_key", episode_baseline="step", invalid_penalty=-0.1)
+    assert np.allclose(same, want, atol=1e-5)
+
+
+def test_bad_mode_is_a_clear_error():
+    with pytest.raises(ValueError, match="mode"):
+        verl_agent_gigpo(steps_of(random_rows(np.random.default_rng(0))), mode="mean")
