@@ -63,7 +63,7 @@ def install_commands(extra: str) -> tuple[str, ...]:
     a source checkout alike (the extra's requirements by name, after the CPU torch pin or the
     engines' ``--no-deps`` line where the extra needs one)."""
     reqs = extra_requirements(extra)
-    last = "pip install " + " ".join(f"'{r}'" for r in reqs) if reqs else f"pip install 'agentgym-credit[{extra}]'"
+    last = "pip install " + " ".join(f"'{r}'" for r in reqs) if reqs else f"pip install -e '.[{extra}]'"
     return (*_FIRST.get(extra, ()), last)
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU checks of issue 12, in one run of under 10 minutes (each step has its own timeout):
+# The GPU checks, in one run of under 10 minutes (each step has its own timeout):
 #  1. bench gpu_rollout_speed: a Qwen2-0.5B-shaped model (random bf16 weights, nothing downloaded), batch 256,
 #     1024-token prompts, 64 new tokens: `generate` eager and with static cache + torch.compile against the
 #     trainer's sampler, plus a training-like shape sweep that counts compiled graphs

@@ -12,7 +12,7 @@ import pytest
 def ray_cluster():
     """A fresh local Ray cluster (2 CPUs) whose workers can import the tests' env modules; any cluster an
     earlier module left running is shut down first, and this one is shut down after the module."""
-    ray = pytest.importorskip("ray", reason="the ray backend needs `pip install 'agentgym-credit[ray]'`")
+    ray = pytest.importorskip("ray", reason="the ray backend needs `pip install -e '.[ray]'`")
     if ray.is_initialized():
         ray.shutdown()
     tests_dir = str(Path(__file__).resolve().parent)

@@ -27,7 +27,7 @@ from agentgym_credit.bench import reliability as R
 from agentgym_credit.bench import reliability_caches as RC
 from agentgym_credit.bench.report import write_section
 
-pytest.importorskip("pyarrow", reason="RolloutBatch.save needs `pip install 'agentgym-credit[data]'`")
+pytest.importorskip("pyarrow", reason="RolloutBatch.save needs `pip install -e '.[data]'`")
 
 
 def test_write_section_replaces_only_its_own_block(tmp_path):
@@ -56,7 +56,7 @@ def test_worker_kills_subprocess_tiny():
 
 @pytest.mark.slow
 def test_worker_kills_ray_tiny():
-    ray = pytest.importorskip("ray", reason="the ray backend needs `pip install 'agentgym-credit[ray]'`")
+    ray = pytest.importorskip("ray", reason="the ray backend needs `pip install -e '.[ray]'`")
     R._start_ray(2)
     try:
         res = R.worker_kills("ray", 2, workers=2, tasks=4, show=False)

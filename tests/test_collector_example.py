@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_pg_gigpo_example_runs_two_iterations(capsys):
-    pytest.importorskip("torch", reason="the example needs torch (`pip install 'agentgym-credit[trainer]'`)")
+    pytest.importorskip("torch", reason="the example needs torch (`pip install -e '.[trainer]'`)")
     spec = importlib.util.spec_from_file_location("pg_gigpo", ROOT / "examples" / "pg_gigpo.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # dataclasses look their module up there

@@ -13,7 +13,7 @@ from test_collector_envs import ChainEnv, FaultyEnv, assert_only_faulty_failed, 
 
 from agentgym_credit.wrappers import GroupedRolloutCollector
 
-ray = pytest.importorskip("ray", reason="the ray backend needs `pip install 'agentgym-credit[ray]'`")
+ray = pytest.importorskip("ray", reason="the ray backend needs `pip install -e '.[ray]'`")
 
 
 def test_ray_matches_sync(ray_cluster):

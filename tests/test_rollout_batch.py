@@ -11,7 +11,7 @@ from test_collector_envs import ChainEnv, FaultyEnv, chain_policy, hash_policy
 from agentgym_credit import credit
 from agentgym_credit.wrappers import GroupedRolloutCollector, RolloutBatch
 
-pa = pytest.importorskip("pyarrow", reason="Parquet needs `pip install 'agentgym-credit[data]'`")
+pa = pytest.importorskip("pyarrow", reason="Parquet needs `pip install -e '.[data]'`")
 
 
 def _policy_with_extras(obs, infos):

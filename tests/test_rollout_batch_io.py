@@ -16,7 +16,7 @@ from test_collector_envs import ChainEnv, chain_policy
 from agentgym_credit.errors import DependencyNotInstalled
 from agentgym_credit.wrappers import GroupedRolloutCollector, RolloutBatch
 
-pa = pytest.importorskip("pyarrow", reason="Parquet needs `pip install 'agentgym-credit[data]'`")
+pa = pytest.importorskip("pyarrow", reason="Parquet needs `pip install -e '.[data]'`")
 import pyarrow.parquet as pq  # noqa: E402
 
 

@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     plot = _plot(arms, out.parent / "alfworld_memory.png")
     cmd = "python -m agentgym_credit.bench.alfworld_memory" + ("" if not argv else " " + " ".join(argv))
     body = "\n".join([
-        "## ALFWorld: memory over many new games (issue 15, item 1)",
+        "## ALFWorld: memory over many new games",
         "",
         f"Command: `{cmd}`  ",
         f"Machine: `{platform.platform()}`, Python {platform.python_version()}, {os.cpu_count()} CPUs, "

@@ -10,7 +10,7 @@ What lives here: :func:`main` (``python -m agentgym_credit.bench.alfworld_speed`
 - times ``load`` (cold, and with the translation found in the on-disk cache), ``reset`` and ``step`` of
   each engine in the same run and writes the table with the ratios to ``benchmarks/alfworld_speed.md``
   (with the machine and the exact command);
-- times ``get_state``/``set_state`` of ``ALFWorldEnv`` against a step (issue 14: under 10 % of a step).
+- times ``get_state``/``set_state`` of ``ALFWorldEnv`` against a step (under 10 % of a step).
 """
 
 from __future__ import annotations

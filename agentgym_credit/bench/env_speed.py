@@ -183,7 +183,7 @@ def floor_costs(depth: int = 4, n: int = 100_000) -> dict[str, float]:
 
 def goal_notes(rows: list[dict[str, Any]], floor: dict[str, float], depth: int,
                env_id: str = "credit/GridWorld-v0", min_rate: float = 20_000, max_cost: float = 0.10) -> list[str]:
-    """Markdown lines checking the env-speed goals (issue 2) against this run's numbers."""
+    """Markdown lines checking the env-speed goals against this run's numbers."""
     row = next((r for r in rows if r["env"] == env_id), None)
     lines = ["## Notes", ""]
     if row is not None:

@@ -23,7 +23,7 @@ a static cache with a compiled decode step, and with prefix sharing (the batch i
 identical prompts, as at the first step of a group of rollouts). The greedy-agreement line checks
 that the two decoders pick the same tokens on the same prompts.
 
-Goal (issue 12): the sampler >= 4x eager ``generate`` and >= 1.5x static+compile ``generate`` in new
+Goal: the sampler >= 4x eager ``generate`` and >= 1.5x static+compile ``generate`` in new
 tokens/s; the report says met / not met from the measured rows.
 
 Run: ``python -m agentgym_credit.bench.gpu_rollout_speed`` (``--help`` for sizes).
@@ -247,7 +247,7 @@ def goal_lines(rows: list[dict[str, Any]]) -> str:
     best = max(cands, key=lambda r: r["tokens_per_s"])
     ok1 = best["ratio"] >= GOAL_VS_EAGER
     ok2 = best["ratio_static"] >= GOAL_VS_STATIC
-    return (f"Goal (issue 12), best sampler row `{best['method']}`: {fmt_num(best['ratio'], 2)}x eager `generate` "
+    return (f"Goal, best sampler row `{best['method']}`: {fmt_num(best['ratio'], 2)}x eager `generate` "
             f"(goal >= {GOAL_VS_EAGER:g}x: **{'met' if ok1 else 'not met'}**), {fmt_num(best['ratio_static'], 2)}x "
             f"static+compile `generate` (goal >= {GOAL_VS_STATIC:g}x: **{'met' if ok2 else 'not met'}**).")
 

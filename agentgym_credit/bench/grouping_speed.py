@@ -155,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           R.markdown_table(["text", "rows", "distinct texts", "anchor", "wall ms", "CPU ms"], rows,
                            align="lrrlrr"), "",
           f"Similarity grouping (indel ≥ 0.95) at the largest size, perturbed text: {hundred[-1][4]} ms wall, "
-          f"{hundred[-1][5]} ms CPU ({hundred[-1][1]} rows). Target of issue 13: under 1 s at 100k steps; read it with the load above "
+          f"{hundred[-1][5]} ms CPU ({hundred[-1][1]} rows). Target: under 1 s at 100k steps; read it with the load above "
           "(the machine is shared).", ""]
     out.mkdir(parents=True, exist_ok=True)
     path = out / "grouping_speed.md"

@@ -10,7 +10,7 @@ What lives here:
 - :func:`main`: runs the seeds, writes ``benchmarks/llm_training.md`` (machine, exact command,
   budget, table of before/after success), ``benchmarks/llm_training.csv`` (per-iteration log) and
   ``benchmarks/llm_training.png`` (curves);
-- :func:`gpu_training`: the GPU check of issue 12 (``--gpu``): 20 iterations of bf16 training (fp32
+- :func:`gpu_training`: the GPU check (``--gpu``): 20 iterations of bf16 training (fp32
   master weights, bf16 autocast, static bucketed cache; ``--compile`` adds the compiled decode step) of a
   0.5B-sized model
   (hidden 896, 24 layers, random init, tokenizer trained on the env's text) on ``credit/GridWorld-v0``,

@@ -1,4 +1,4 @@
-"""Fault figures of issue 15: killed overwrites, killed workers, damaged or planted cache files.
+"""Fault figures: killed overwrites, killed workers, damaged or planted cache files.
 
 What lives here: :func:`main` (``agentgym-credit bench reliability`` or
 ``python -m agentgym_credit.bench.reliability``), which measures, in one run, and writes each part as its
@@ -308,7 +308,7 @@ def _overwrite_section(arms: list[dict[str, Any]], cmd: str, load: tuple[float, 
              f"{a['file_mb']:.1f}", f"{a['seconds']:.0f}"] for a in arms]
     errs = sorted({e for a in arms for e in a["errors"]})
     return "\n".join([
-        "## Killed overwrites of a `RolloutBatch` file (issue 15, item 4)",
+        "## Killed overwrites of a `RolloutBatch` file",
         "", machine_lines(cmd), "", _load_line(load), "",
         "A process loads a batch and overwrites a file holding another (good) batch in a loop; it is "
         "SIGKILLed at a random moment (0.05-1.5 s after it is ready), then the file is loaded. `kept`: the "
@@ -333,7 +333,7 @@ def _worker_section(runs: list[dict[str, Any]], cmd: str, load: tuple[float, flo
     met = all(r["lost"] == 0 and r["failed"] == 0 and r["identical"] == r["collects"] and r["kills"] >= 60
               for r in runs) and bool(cross)
     return "\n".join([
-        "## Random worker kills during collects (issue 15, items 5-6)",
+        "## Random worker kills during collects",
         "", machine_lines(cmd), "", _load_line(load), "",
         f"Collects of {runs[0]['tasks']} groups x 4 copies of `credit/GridWorld-v0` ({GRID}) with a "
         "deterministic hash policy, 4 workers; during each collect a thread SIGKILLs 2 random worker "

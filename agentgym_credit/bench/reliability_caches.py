@@ -1,4 +1,4 @@
-"""Damaged or planted cache files: the cache part of ``bench reliability`` (issue 15, item 2).
+"""Damaged or planted cache files: the cache part of ``bench reliability``.
 
 What lives here:
 
@@ -364,7 +364,7 @@ def cache_section(rows: list[dict[str, Any]], cmd: str, load_line: str, predicti
     rss = [(r["maxrss_mib"] - r["clean_maxrss_mib"], r["cache"], r["kind"]) for r in rows if not r["crash"]]
     top = max(rss, default=(float("nan"), "-", "-"))
     return "\n".join([
-        "## Damaged or planted cache files (issue 15, item 2)",
+        "## Damaged or planted cache files",
         "", machine_lines(cmd), "", load_line, "",
         "For each cache, a clean run fills a temporary cache folder; then, for each kind, the entry is replaced "
         "by the bad file and a fresh interpreter (address space limited to 8 GiB, 90 s limit) builds the env, "

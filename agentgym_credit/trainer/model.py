@@ -7,7 +7,7 @@
   weights in float32 (all of them for full fine-tuning; LoRA keeps the frozen base in low precision)
   and the run computes under bf16/fp16 autocast. AdamW's small updates then land: on bf16 weights,
   an update below half a bf16 step (``2**-8`` relative) rounds away, so at lr 1e-6 almost no weight
-  moved (issue 12: 2.0% after three steps against 100% in fp32);
+  moved (2.0% after three steps against 100% in fp32);
 - :func:`disable_dropout`, :func:`apply_lora`, :func:`make_env`, :func:`tiny_tokenizer_corpus`.
 """
 

@@ -1,6 +1,6 @@
 """``RolloutProgress``: the collector's progress bar — trajectories done, steps, steps per second.
 
-Uses ``tqdm`` when it is installed (``pip install 'agentgym-credit[progress]'``) and does nothing
+Uses ``tqdm`` when it is installed (``pip install -e '.[progress]'``) and does nothing
 otherwise or when disabled; postfix updates are throttled so the bar costs nothing per step.
 """
 

@@ -1,6 +1,6 @@
 """TRL bridge: ``credit/*`` envs for ``GRPOTrainer(environment_factory=...)`` and step-level credit in it.
 
-Needs the ``trl`` extra (``pip install 'agentgym-credit[trl]'``; tested with trl 1.16.0). Importing this
+Needs the ``trl`` extra (``pip install -e '.[trl]'``; tested with trl 1.16.0). Importing this
 package without trl raises :class:`~agentgym_credit.errors.DependencyNotInstalled`.
 
 - :mod:`.env`: :class:`CreditEnvFactory`, :class:`CreditToolEnv` (one tool, ``act``),

@@ -1,6 +1,6 @@
 """The verl bridge: our estimators in verl's registry, ``RolloutBatch`` <-> ``DataProto``, an agent loop.
 
-Tested with verl 0.9.1 (``pip install 'agentgym-credit[verl]'``). Importing this package registers the
+Tested with verl 0.9.1 (``pip install -e '.[verl]'``). Importing this package registers the
 estimators (``agc_gigpo``, ``agc_gigpo_obs``, ``agc_hgpo``, ``agc_grpo``, ``agc_rloo``) and the agent
 loop (``agc_credit_env``) with verl.
 

@@ -22,7 +22,7 @@ from typing import Any
 from agentgym_credit.errors import DependencyNotInstalled
 
 TRAINER_MODE = "agc_sync"
-GPU_STACK = ("pip install 'agentgym-credit[verl]'", "pip install 'verl[vllm]==0.9.1' 'TransferQueue>=0.1.10'")
+GPU_STACK = ("pip install -e '.[verl]'", "pip install 'verl[vllm]==0.9.1' 'TransferQueue>=0.1.10'")
 """What verl's v1 trainer needs beyond our ``verl`` extra (vLLM for rollouts, TransferQueue for its data)."""
 
 
