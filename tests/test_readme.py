@@ -7,13 +7,21 @@ from pathlib import Path
 
 import pytest
 
-from agentgym_credit.bench.readme import extract_sections, main, update
+from agentgym_credit.bench.readme import extract_sections, lead_points, main, update
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_readme_generated_blocks_match_the_benchmark_reports():
     assert main(["--readme", str(ROOT / "README.md"), "--bench-dir", str(ROOT / "benchmarks"), "--check"]) == 0
+
+
+def test_lead_points_keep_the_first_sentence_of_each_finding():
+    section = ("## Findings\n\n- **A vs B (grid; N = 4. or 8):** A wins in 3 of 4 cells. More detail here.\n"
+               "  - sub point\n- plain point; with a clause\n")
+    assert lead_points(section) == ["- **A vs B (grid; N = 4. or 8):** A wins in 3 of 4 cells. …",
+                                    "- plain point; with a clause"]
+    assert len(lead_points("\n".join(f"- p{i}" for i in range(20)))) == 6
 
 
 def test_update_rewrites_only_the_marked_block_and_fixes_image_links(tmp_path):
@@ -24,9 +32,13 @@ def test_update_rewrites_only_the_marked_block_and_fixes_image_links(tmp_path):
               "<!-- generated:training -->\n<!-- /generated:training -->\nend\n")
     out = update(readme, tmp_path)
     assert out.startswith("intro\n") and "\nmid\n" in out and out.endswith("end\n")
-    assert "old" not in out and "- a" in out and "![p](benchmarks/p.png)" in out and "x" not in out.split("mid")[0]
-    assert "- f" in out and "| a |" in out and "\ns\n" not in out
+    assert "old" not in out and "- a" in out and "x" not in out.split("mid")[0]
+    assert "- f" in out and "| a |" not in out and "\ns\n" not in out  # a summary: tables stay in the report
+    assert "(benchmarks/training.md)" in out
     assert update(out, tmp_path) == out  # idempotent
+    (tmp_path / "training.md").write_text("# T\n\n## Summary\n\nShort. ![p](p.png)\n\n## Findings\n\n- f\n")
+    out = update(readme, tmp_path)
+    assert "Short. ![p](benchmarks/p.png)" in out and "- f" not in out.split("mid")[1]
     with pytest.raises(KeyError, match="no section"):
         extract_sections("## Findings\n", ["Nope"])
     with pytest.raises(KeyError, match="block"):

@@ -1,9 +1,11 @@
 """Copy the generated benchmark findings into README.md, so README never holds hand-typed numbers.
 
 README.md marks each generated block with ``<!-- generated:NAME -->`` ... ``<!-- /generated:NAME -->``;
-:data:`BLOCKS` says which ``## sections`` of which ``benchmarks/*.md`` report fill it. Image links are
-rewritten to point into ``benchmarks/``. ``--check`` exits 1 when README is out of date (the test
-suite runs it), so a rerun benchmark and its README summary cannot drift apart.
+:data:`BLOCKS` says which report in ``benchmarks/`` fills it. README keeps a *summary* only — the report's
+``## Summary`` section when it has one, else the lead sentence of each top-level finding (at most
+:data:`MAX_POINTS`) — and links the report, where the findings, tables and plots live in full. Image links
+are rewritten to point into ``benchmarks/``. ``--check`` exits 1 when README is out of date (the test suite
+runs it), so a rerun benchmark and its README summary cannot drift apart.
 
     python -m agentgym_credit.bench.readme           # rewrite the blocks
     python -m agentgym_credit.bench.readme --check   # exit 1 if README is stale
@@ -19,9 +21,13 @@ from pathlib import Path
 
 BLOCKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "credit_accuracy": ("credit_accuracy.md", ("Findings",)),
-    "training": ("training.md", ("Findings", "Steps to target and final success")),
+    "training": ("training.md", ("Findings",)),
 }
-"""block name -> (report file in benchmarks/, the ``##`` sections copied from it, in order)."""
+"""block name -> (report file in benchmarks/, the ``##`` sections summarized, in order, when the report has
+no ``## Summary`` section)."""
+
+MAX_POINTS = 6
+"""Most findings a README summary shows per report."""
 
 _IMAGE = re.compile(r"!\[([^\]]*)\]\((?!https?://|/|benchmarks/)([^)]+)\)")
 
@@ -38,13 +44,36 @@ def extract_sections(markdown: str, titles: Sequence[str]) -> str:
     return "\n".join(parts[t] for t in titles)
 
 
+def lead_points(section: str, limit: int = MAX_POINTS) -> list[str]:
+    """The lead sentence of each top-level bullet of a findings section (sub-bullets and the rest of each
+    point stay in the report), at most ``limit`` of them; bold-led points first."""
+    points = re.findall(r"(?m)^- (.+)$", section)
+    points.sort(key=lambda p: not p.startswith("**"))  # stable: the report's order within each kind
+    return [f"- {_first_sentence(p)}" for p in points[:limit]]
+
+
+def _first_sentence(text: str) -> str:
+    """``text`` up to its first ". " outside parentheses (`` …`` marks a cut)."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch in "([") - (ch in ")]")
+        if ch == "." and depth == 0 and text[i + 1:i + 2] == " " and not text[max(0, i - 2):i].endswith("e.g"):
+            return text[:i + 1] + " …"
+    return text
+
+
 def render_block(bench_dir: Path, name: str) -> str:
-    """The text of one generated block, from its report."""
+    """The text of one generated block: a summary of its report, and a link to it."""
     file, titles = BLOCKS[name]
-    body = extract_sections((bench_dir / file).read_text(encoding="utf-8"), titles)
+    report = (bench_dir / file).read_text(encoding="utf-8")
+    try:
+        body = extract_sections(report, ("Summary",)).split("\n", 1)[1].strip() + "\n"
+    except KeyError:
+        body = "\n".join(lead_points(extract_sections(report, titles))) + "\n"
     body = _IMAGE.sub(lambda m: f"![{m.group(1)}](benchmarks/{m.group(2)})", body)
-    body = re.sub(r"(?m)^## ", "#### ", body)  # nest under README's own headings
-    return f"_Generated from `benchmarks/{file}` by `python -m agentgym_credit.bench.readme`._\n\n{body}"
+    return (f"_Summary generated from [`benchmarks/{file}`](benchmarks/{file}) by "
+            f"`python -m agentgym_credit.bench.readme`; the findings in full, with their tables, intervals and "
+            f"plots, are in the report._\n\n{body}")
 
 
 def update(readme: str, bench_dir: Path) -> str:
@@ -83,4 +112,4 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["BLOCKS", "extract_sections", "render_block", "update", "main"]
+__all__ = ["BLOCKS", "MAX_POINTS", "extract_sections", "lead_points", "render_block", "update", "main"]
