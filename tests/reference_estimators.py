@@ -333,6 +333,23 @@ REFERENCES = {
 }
 
 
+def _graph_references():
+    """``graph`` / ``graphgpo`` / ``gagpo`` from ``reference_graph_estimators.py`` (next to this file), with
+    this module's episode term."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("_reference_graph_estimators",
+                                                  Path(__file__).with_name("reference_graph_estimators.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.EPISODE = lambda steps, *args: _episode(_Rows(steps), *args)
+    return mod.GRAPH_REFERENCES
+
+
+REFERENCES.update(_graph_references())
+
+
 def random_batch(seed, *, n_groups=3, max_traj=16, max_len=50, n_states=6, depth=3, rewards=(0.0, 0.5, 1.0, -1.0),
                  p_invalid=0.2, with_value=True, shuffle=True, min_traj=1):
     """A random StepArrays for property tests: revisited states (``n_states`` small), ties (rewards

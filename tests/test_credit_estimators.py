@@ -69,6 +69,19 @@ OPTIONS = {
     "mc": st.fixed_dictionaries({"gamma": gamma, "invalid_penalty": pen, "propagate_penalty": prop}),
     "tree": st.fixed_dictionaries({"norm": norm, "std": std, "eps": eps, "intra": st.booleans(),
                                    "inter": st.booleans()}),
+    "graph": st.fixed_dictionaries({
+        "gamma": gamma, "lam": st.sampled_from([0.0, 0.5, 1.0]), "key": st.sampled_from(["state_key", "obs_key"]),
+        "scope": st.sampled_from(["group", "batch"]), "time_aware": st.booleans(),
+        "loops": st.sampled_from(["auto", "none", "mc", "split"]), "shrink": st.sampled_from([0.0, 2.0]),
+        "episode": st.sampled_from([0.0, 1.0]), "invalid_penalty": pen, "propagate_penalty": prop}),
+    "graphgpo": st.fixed_dictionaries({
+        "omega": st.sampled_from([0.1, 0.5, 1.0]), "key": st.sampled_from(["state_key", "obs_key"]),
+        "normalize_distance": st.booleans(), "norm": norm, "std": std, "eps": eps, "episode_baseline": baseline,
+        "episode_weight": st.sampled_from([0.0, 1.0])}),
+    "gagpo": st.fixed_dictionaries({
+        "gamma": gamma, "lam": st.sampled_from([0.0, 0.95, 1.0]), "key": st.sampled_from(["state_key", "obs_key"]),
+        "norm": st.sampled_from(["mean_std", "mean", "none"]), "std": std, "eps": eps, "invalid_penalty": pen,
+        "propagate_penalty": prop}),
 }
 
 

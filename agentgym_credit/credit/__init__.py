@@ -12,6 +12,9 @@ Modules:
 - :mod:`~agentgym_credit.credit.equivalence`: the oracle's policy-equivalence anchor (an upper bound);
 - :mod:`~agentgym_credit.credit.hierarchy`: ``hgpo``, ``hgpo_precision`` (hierarchy of history contexts);
 - :mod:`~agentgym_credit.credit.baselines`: ``gae``, ``mc``;
+- :mod:`~agentgym_credit.credit.graph` (``graph``), :mod:`~agentgym_credit.credit.graphgpo` (``graphgpo``),
+  :mod:`~agentgym_credit.credit.gagpo` (``gagpo``): credit on the graph the rollouts form
+  (machinery in :mod:`~agentgym_credit.credit.graph_model`);
 - :mod:`~agentgym_credit.credit.returns`: discounted / episode returns, the invalid-action penalty;
 - :mod:`~agentgym_credit.credit.grouping`: vectorized grouping by (group_id, key);
 - :mod:`~agentgym_credit.credit.diagnostics`: :func:`group_stats`;
@@ -35,6 +38,9 @@ from agentgym_credit.credit.anchor_groups import gigpo, gigpo_step
 from agentgym_credit.credit.baselines import gae, mc
 from agentgym_credit.credit.diagnostics import GroupStats, LevelStats, group_stats
 from agentgym_credit.credit.episode import drgrpo, episode_advantage, grpo, rloo
+from agentgym_credit.credit.gagpo import gagpo
+from agentgym_credit.credit.graph import graph
+from agentgym_credit.credit.graphgpo import graphgpo
 from agentgym_credit.credit.hierarchy import hgpo, hgpo_precision
 from agentgym_credit.credit.registry import ESTIMATORS, advantages, estimator_options, register
 from agentgym_credit.credit.returns import episode_returns, step_returns
@@ -69,6 +75,9 @@ __all__ = [
     "hgpo_precision",
     "gae",
     "mc",
+    "graph",
+    "graphgpo",
+    "gagpo",
     "step_returns",
     "episode_returns",
     "group_stats",

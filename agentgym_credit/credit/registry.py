@@ -7,7 +7,9 @@ A training loop picks its estimator from a config string::
 Registered names: ``grpo``, ``drgrpo`` (GRPO, mean only), ``rloo``, ``gigpo``, ``hgpo``,
 ``hgpo_precision``, ``gae`` (needs ``steps.value``), ``mc`` (discounted return, no baseline),
 ``tree`` (Tree-GRPO's intra-/inter-tree advantage on rollout trees, :mod:`~agentgym_credit.credit.tree`),
-``verl-agent`` (GiGPO with verl-agent's settings, :mod:`~agentgym_credit.credit.verl_agent`). Each
+``verl-agent`` (GiGPO with verl-agent's settings, :mod:`~agentgym_credit.credit.verl_agent`),
+``graph`` / ``graphgpo`` / ``gagpo`` (credit on the graph the rollouts form: :mod:`~agentgym_credit.credit.graph`,
+:mod:`~agentgym_credit.credit.graphgpo`, :mod:`~agentgym_credit.credit.gagpo`). Each
 entry is a function ``f(steps, **options) -> np.ndarray`` (float64, input order); :func:`advantages`
 checks the option names, calls it and returns float32. :func:`register` adds a user's own.
 """
@@ -23,6 +25,9 @@ from agentgym_credit.credit import checks
 from agentgym_credit.credit.anchor_groups import gigpo
 from agentgym_credit.credit.baselines import gae, mc
 from agentgym_credit.credit.episode import drgrpo, grpo, rloo
+from agentgym_credit.credit.gagpo import gagpo
+from agentgym_credit.credit.graph import graph
+from agentgym_credit.credit.graphgpo import graphgpo
 from agentgym_credit.credit.hierarchy import hgpo, hgpo_precision
 from agentgym_credit.credit.steps import StepArrays
 from agentgym_credit.credit.tree import tree
@@ -40,6 +45,9 @@ ESTIMATORS: dict[str, Estimator] = {
     "gae": gae,
     "mc": mc,
     "tree": tree,  # Tree-GRPO (credit/tree.py)
+    "graph": graph,  # certainty-equivalence TD on the rollout graph (credit/graph.py)
+    "graphgpo": graphgpo,  # GraphGPO's distance-to-goal credit (credit/graphgpo.py)
+    "gagpo": gagpo,  # GAGPO's GAE on a grouped value proxy (credit/gagpo.py)
     "verl-agent": verl_agent_gigpo,  # GiGPO exactly as verl-agent computes it (credit/verl_agent.py)
 }
 

@@ -32,7 +32,12 @@ class StepArrays:
     (:mod:`~agentgym_credit.credit.anchor_groups`), ``None`` unless given: ``obs_text`` (object
     array of str, the observation text of each row; ``anchor="similarity"``), ``embedding`` (float64
     ``[n, d]``, one vector per row; ``anchor="embedding"``), ``anchor_key`` (uint64, any key of the
-    user's, e.g. the oracle's policy-equivalence classes; ``anchor="anchor_key"``).
+    user's, e.g. the oracle's policy-equivalence classes; ``anchor="anchor_key"``). Optional inputs
+    of the graph estimators (:mod:`~agentgym_credit.credit.graph`), ``None`` unless given:
+    ``terminated`` (bool; ``True`` on a last row whose episode ENDED in the env, ``False`` on one
+    that was cut off (truncated); ``None`` reads every ``done`` row as terminated), and
+    ``final_state_key`` / ``final_obs_key`` (uint64; on each trajectory's last row, the key of the
+    state reached AFTER that step, :data:`MISSING` (0) where unknown; other rows are ignored).
 
     >>> import numpy as np
     >>> s = StepArrays.from_lists(group_id=[0, 0], traj_id=[0, 1], t=[0, 0], reward=[1.0, 0.0],
@@ -54,12 +59,16 @@ class StepArrays:
     obs_text: np.ndarray | None = None
     embedding: np.ndarray | None = None
     anchor_key: np.ndarray | None = None
+    terminated: np.ndarray | None = None
+    final_state_key: np.ndarray | None = None
+    final_obs_key: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         conv = {
             "group_id": np.int64, "traj_id": np.int64, "t": np.int64, "reward": np.float64,
             "done": np.bool_, "state_key": np.uint64, "obs_key": np.uint64, "valid": np.bool_,
-            "value": np.float64, "anchor_key": np.uint64,
+            "value": np.float64, "anchor_key": np.uint64, "terminated": np.bool_,
+            "final_state_key": np.uint64, "final_obs_key": np.uint64,
         }
         arrays: dict[str, np.ndarray | None] = {}
         for f in fields(self):
@@ -132,6 +141,9 @@ class StepArrays:
             raise StepArraysError(f"reward must be finite; row {bad} holds {self.reward[bad]}")
         if self.value is not None and not np.all(np.isfinite(self.value)):
             raise StepArraysError("value must be finite")
+        if self.terminated is not None and np.any(self.terminated & ~self.done):
+            bad = int(np.flatnonzero(self.terminated & ~self.done)[0])
+            raise StepArraysError(f"row {bad} has terminated=True but done=False (an episode ends on a done row)")
         if self.n == 0:
             return
         if np.any(self.t < 0):

@@ -1,0 +1,182 @@
+"""``graph``: certainty-equivalence credit on the graph the rollouts form (this project's estimator).
+
+Per scope (``scope="group"``: one rollout group, default; ``"batch"``: every row of the batch, for
+a batch whose groups are all one task), the rows are merged into an empirical Markov chain over
+nodes (a node = a key, :func:`~agentgym_credit.credit.graph_model.base_keys`: ``state_key``,
+``obs_key`` or a ``history`` level). Its values come from one exact solve
+(:func:`~agentgym_credit.credit.graph_model.solve_values`):
+V-hat(u) = mean over the rows at u of (r + gamma V-hat(next)), i.e. V^pi of the behaviour policy
+on the model the rollouts estimate. Each row gets
+
+    delta_t = r_t + gamma V-hat(s_{t+1}) - V-hat(s_t),    A_t = delta_t + gamma lam_t A_{t+1}
+
+(``lam=0``: TD(0) on the model, the default; ``lam=1``: the Monte-Carlo return minus V-hat(s_t)).
+Choices, all options:
+
+- **Termination vs truncation.** A row whose episode terminated (``steps.terminated``, or ``done``
+  when that column is absent) has V(next) = 0. A trajectory cut off (truncated, or failed and
+  kept) has ``truncation="zero"`` (default): nothing is earned after the cut, which is exactly the
+  finite-horizon A^pi of an env whose step limit ends the episode; ``"bootstrap"``: V(next) =
+  V-hat of the node of the state reached (``steps.final_state_key`` / ``final_obs_key``, recorded
+  by the collector) when that node was acted in within the scope, else 0 (also 0 for ``history``
+  keys, whose final context is not recorded).
+- **Time.** A^pi of a task with a step limit depends on t; ``time_aware=True`` makes the node
+  (key, t), so values are per step index (a DAG: exact, but thinner).
+- **Invalid actions** are no-ops that keep the state: their rows are ordinary self-loops of the
+  behaviour policy. ``invalid_penalty`` follows :mod:`~agentgym_credit.credit.returns` (added to
+  the row's own advantage, or to its reward everywhere with ``propagate_penalty=True``).
+- **Rewards** may be any real numbers (graded, intermediate, step costs): nothing assumes 0/1.
+- **Aliasing (agent-visible keys).** On ``obs_key`` an action that changes only hidden state
+  ("take key", "cool mug") reads as a self-loop u -> u, and TD(0) gives it -(1 - gamma) V-hat(u)
+  whatever it did. ``loops`` decides: ``"none"`` (plain TD), ``"mc"`` (a VALID row whose next key
+  equals its own does not bootstrap on the aliased graph at all: its credit is its own discounted
+  Monte-Carlo return minus V-hat(u), since every later node may alias the hidden change too;
+  invalid rows are true no-ops and keep TD), ``"split"`` (the node
+  is (key, number of valid self-loops so far in the trajectory): a hidden-progress counter that
+  separates "before" from "after" such an action), ``"auto"`` (default: ``"split"`` unless
+  ``key="state_key"``, whose self-loops are real: ``"none"``). Measured on AliasedGrid (3x3,
+  uniform policy, 100 groups of 8, gamma .95; ``tests/test_graph_estimators.py``), "take key"
+  without the key: sign agreement with the true A^pi 0.01 (none) / 0.34 (mc) / 0.61 (split), while
+  the all-row Pearson moves 0.65 / 0.51 / 0.55 (state_key: 0.74): split trades some average accuracy
+  for not punishing the action the task needs.
+- **Thin graphs.** ``shrink=k > 0`` replaces V-hat(u) by (n_u V-hat(u) + k b) / (n_u + k), n_u the
+  rows at u, b the scope's mean discounted step return: nodes seen once pull toward the group
+  baseline instead of giving TD 0. ``episode=w`` adds w times GRPO's episode advantage
+  (:func:`~agentgym_credit.credit.episode.episode_advantage`, mean/std over the group).
+
+A group with one trajectory is valid (its graph is its own path: TD credit is 0 except where it
+revisits nodes). NaN rewards are refused by :class:`StepArrays`. Cost: a hash and ``np.unique`` of
+the keys (O(n log n)), a handful of segmented scans, and one dense solve per scope of size = nodes
+met at least twice (batched); see ``benchmarks/credit_speed.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agentgym_credit.credit import checks
+from agentgym_credit.credit.episode import episode_advantage
+from agentgym_credit.credit.graph_model import base_keys, code_nodes, scan, solve_values, walk
+from agentgym_credit.credit.grouping import mix64
+from agentgym_credit.credit.returns import penalty
+from agentgym_credit.credit.steps import StepArrays
+from agentgym_credit.keys import MISSING
+
+SCOPES = ("group", "batch")
+TRUNCATIONS = ("zero", "bootstrap")
+LOOPS = ("auto", "none", "mc", "split")
+_T_SALT = np.uint64(0xD6E8FEB86659FD93)
+
+
+def graph_nodes(steps: StepArrays, *, key: str = "state_key", level: int = 0, scope: str = "group",
+                time_aware: bool = False, loops: str = "none", truncation: str = "zero"):
+    """Sorted walk, node of each sorted row, next node (-1: value 0), node scopes, self-loop flags.
+
+    Returns ``(w, node, nxt, node_scope, loop)`` with everything in (trajectory, t) order."""
+    w = walk(steps)
+    n = steps.n
+    k = base_keys(steps, key, level)[w.order]
+    sc = (steps.group_id if scope == "group" else np.zeros(n, np.int64))[w.order]
+    final = None
+    if truncation == "bootstrap" and key != "history":
+        col = steps.final_state_key if key == "state_key" else steps.final_obs_key
+        if col is not None:
+            final = col[w.order]
+    # the key after each row (sorted): the next row's, or the recorded final key on last rows
+    k_next = np.empty(n, np.uint64)
+    k_next[:-1] = k[1:]
+    if n:
+        k_next[w.last] = np.uint64(MISSING) if final is None else final[w.last]
+    has_next = ~w.last | (k_next != np.uint64(MISSING))
+    valid = steps.valid[w.order]
+    loop = valid & has_next & (k_next == k)
+    kk, kn = k, k_next
+    if loops == "split":
+        c = _count_before(loop, w)
+        kk = mix64(c, k)
+        kn = mix64(c + loop, k_next)
+    if time_aware:
+        t = steps.t[w.order]
+        kk = mix64(t, kk ^ _T_SALT)
+        kn = mix64(t + 1, kn ^ _T_SALT)
+    boot = w.last & ~w.ended & has_next & (truncation == "bootstrap")
+    bi = np.flatnonzero(boot)
+    code, node_scope = code_nodes(np.r_[sc, sc[bi]], np.r_[kk, kn[bi]])
+    node = code[:n]
+    count = np.bincount(node, minlength=len(node_scope))
+    nxt = np.full(n, -1, np.int64)
+    nxt[:-1] = node[1:]
+    nxt[w.last] = -1
+    fb = code[n:]
+    acted = count[fb] > 0  # bootstrap only to nodes the scope acted in (others have no value estimate)
+    nxt[bi[acted]] = fb[acted]
+    return w, node, nxt, node_scope, loop
+
+
+def _count_before(flag: np.ndarray, w) -> np.ndarray:
+    """Per sorted row: how many rows before it in its trajectory have ``flag``."""
+    c = np.cumsum(flag) - flag
+    first = np.r_[True, w.last[:-1]]
+    return c - np.maximum.accumulate(np.where(first, c, 0))
+
+
+def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str = "state_key", level: int = 0,
+          scope: str = "group", time_aware: bool = False, truncation: str = "zero", loops: str = "auto",
+          shrink: float = 0.0, episode: float = 0.0, invalid_penalty: float = 0.0,
+          propagate_penalty: bool = False) -> np.ndarray:
+    """Certainty-equivalence TD(lam) advantage on the empirical graph (float64, input order)."""
+    checks.as_steps(steps)
+    gamma = checks.unit_interval("gamma", gamma)
+    lam = checks.unit_interval("lam", lam)
+    checks.choice("key", key, ("state_key", "obs_key", "history"))
+    checks.choice("scope", scope, SCOPES)
+    checks.choice("truncation", truncation, TRUNCATIONS)
+    checks.choice("loops", loops, LOOPS)
+    shrink = checks.positive("shrink", shrink, allow_zero=True)
+    episode = checks.finite("episode", episode)
+    invalid_penalty = checks.finite("invalid_penalty", invalid_penalty)
+    if not isinstance(time_aware, (bool, np.bool_)):
+        raise TypeError(f"time_aware must be a bool; got {time_aware!r}")
+    if loops == "auto":
+        loops = "none" if key == "state_key" else "split"
+    if steps.n == 0:
+        base_keys(steps, key, level)
+        return np.zeros(0)
+    w, node, nxt, node_scope, loop = graph_nodes(steps, key=key, level=level, scope=scope, time_aware=time_aware,
+                                                 loops=loops, truncation=truncation)
+    p = penalty(steps, invalid_penalty)
+    r = (steps.reward + p if propagate_penalty else steps.reward)[w.order]
+    force = np.unique(nxt[w.last & (nxt >= 0)])
+    v = solve_values(node, nxt, r, w, node_scope, gamma, force_hub=force)
+    if shrink > 0.0:
+        v = _shrink(v, node, node_scope, r, w, gamma, shrink)
+    v_next = np.where(nxt >= 0, v[np.maximum(nxt, 0)], 0.0)
+    delta = r + gamma * v_next - v[node]
+    adv_sorted = scan(delta, np.where(w.last, 0.0, gamma * lam), w.max_length)
+    if loops == "mc" and np.any(loop):  # a self-loop's credit: its own Monte-Carlo return minus V-hat(u)
+        ret = scan(r, np.where(w.last, 0.0, gamma), w.max_length)
+        adv_sorted[loop] = ret[loop] - v[node[loop]]
+    out = np.empty(steps.n)
+    out[w.order] = adv_sorted
+    if not propagate_penalty:
+        out += p
+    if episode != 0.0:
+        out += episode * episode_advantage(steps, invalid_penalty=invalid_penalty,
+                                           propagate_penalty=propagate_penalty)
+    return out
+
+
+def _shrink(v: np.ndarray, node: np.ndarray, node_scope: np.ndarray, r: np.ndarray, w, gamma: float,
+            k: float) -> np.ndarray:
+    """(n_u V(u) + k b_scope) / (n_u + k), b_scope = mean discounted step return of the scope's rows."""
+    m = len(node_scope)
+    ret = scan(r, np.where(w.last, 0.0, gamma), w.max_length)
+    _, sc = np.unique(node_scope[node], return_inverse=True)
+    b = np.bincount(sc, weights=ret) / np.bincount(sc)
+    b_node = np.zeros(m)
+    b_node[node] = b[sc]
+    cnt = np.bincount(node, minlength=m)
+    return (cnt * v + k * b_node) / (cnt + k)
+
+
+__all__ = ["graph", "graph_nodes", "SCOPES", "TRUNCATIONS", "LOOPS"]

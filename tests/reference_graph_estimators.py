@@ -1,0 +1,275 @@
+"""Plain-Python references of the graph estimators (``graph``, ``graphgpo``, ``gagpo``).
+
+Dicts and loops over rows, no numpy, no chain folding: the value equations of ``graph`` are solved
+over EVERY node by Gauss-Jordan elimination, GraphGPO's distances by a breadth-first search per
+group. Same option names and defaults as :mod:`agentgym_credit.credit.graph`,
+:mod:`~agentgym_credit.credit.graphgpo` and :mod:`~agentgym_credit.credit.gagpo`; results are lists
+of floats in input-row order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+MISSING = 0
+
+
+def _default_episode(steps, norm, std, eps, episode_baseline, invalid_penalty, propagate_penalty):
+    from reference_estimators import _episode, _Rows
+
+    return _episode(_Rows(steps), norm, std, eps, episode_baseline, invalid_penalty, propagate_penalty)
+
+
+EPISODE = _default_episode
+"""GiGPO's episode term (reference_estimators' ``_episode``); replaced when that module loads this one."""
+
+
+def _trajs(steps):
+    """{traj: [rows in t order]} and the plain columns."""
+    tr = {}
+    for i, j in enumerate(steps.traj_id.tolist()):
+        tr.setdefault(j, []).append(i)
+    t = steps.t.tolist()
+    for j in tr:
+        tr[j].sort(key=lambda i: t[i])
+    return tr
+
+
+def _key(steps, key, level, i):
+    if key == "history":
+        return int(steps.history_keys[i, min(level, int(steps.t[i]))])
+    return int(getattr(steps, key)[i])
+
+
+def _disc_returns(steps, tr, gamma, rew):
+    ret = [0.0] * steps.n
+    for rows in tr.values():
+        acc = 0.0
+        for i in reversed(rows):
+            acc = rew[i] + gamma * acc
+            ret[i] = acc
+    return ret
+
+
+def _solve(a, b):
+    """Gauss-Jordan with partial pivoting on lists (a: n x n)."""
+    n = len(b)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for c in range(n):
+        piv = max(range(c, n), key=lambda r: abs(m[r][c]))
+        if abs(m[piv][c]) < 1e-300:
+            raise ValueError("singular")
+        m[c], m[piv] = m[piv], m[c]
+        for r in range(n):
+            if r != c and m[r][c] != 0.0:
+                f = m[r][c] / m[c][c]
+                for k in range(c, n + 1):
+                    m[r][k] -= f * m[c][k]
+    return [m[i][n] / m[i][i] for i in range(n)]
+
+
+def ref_graph(steps, *, gamma=0.95, lam=0.0, key="state_key", level=0, scope="group", time_aware=False,
+              truncation="zero", loops="auto", shrink=0.0, episode=0.0, invalid_penalty=0.0,
+              propagate_penalty=False):
+    if loops == "auto":
+        loops = "none" if key == "state_key" else "split"
+    n = steps.n
+    tr = _trajs(steps)
+    valid = steps.valid.tolist()
+    pen = [0.0 if valid[i] else invalid_penalty for i in range(n)]
+    rew = [float(steps.reward[i]) + (pen[i] if propagate_penalty else 0.0) for i in range(n)]
+    term = (steps.done if steps.terminated is None else steps.terminated).tolist()
+    final_col = None
+    if truncation == "bootstrap" and key != "history":
+        c = steps.final_state_key if key == "state_key" else steps.final_obs_key
+        final_col = None if c is None else c.tolist()
+    node, nxt, loop = {}, {}, {}
+    for rows in tr.values():
+        count = 0
+        for pos, i in enumerate(rows):
+            sc = int(steps.group_id[i]) if scope == "group" else 0
+            k = _key(steps, key, level, i)
+            if pos + 1 < len(rows):
+                kn = _key(steps, key, level, rows[pos + 1])
+            else:
+                kn = final_col[i] if final_col is not None else MISSING
+            loop[i] = valid[i] and kn != MISSING and kn == k
+            c_here = count
+            if loops == "split" and loop[i]:
+                count += 1
+            t = int(steps.t[i])
+            node[i] = (sc, k, c_here if loops == "split" else 0, t if time_aware else 0)
+            nxt_t = (sc, kn, count if loops == "split" else 0, t + 1 if time_aware else 0)
+            if pos + 1 < len(rows):
+                nxt[i] = nxt_t
+            elif term[i] or truncation == "zero" or kn == MISSING:
+                nxt[i] = None
+            else:
+                nxt[i] = nxt_t
+    at = {}
+    for i in range(n):
+        at.setdefault(node[i], []).append(i)
+    for i in range(n):
+        if nxt[i] is not None and nxt[i] not in at:
+            nxt[i] = None  # bootstrap only to nodes acted in
+    v = {}
+    for sc in sorted({u[0] for u in at}):  # one system per scope (nodes never link across scopes)
+        nodes = sorted(u for u in at if u[0] == sc)
+        idx = {u: j for j, u in enumerate(nodes)}
+        a = [[0.0] * len(nodes) for _ in nodes]
+        b = [0.0] * len(nodes)
+        for u in nodes:
+            ju = idx[u]
+            a[ju][ju] += 1.0
+            for i in at[u]:
+                b[ju] += rew[i] / len(at[u])
+                if nxt[i] is not None:
+                    a[ju][idx[nxt[i]]] -= gamma / len(at[u])
+        v.update(zip(nodes, _solve(a, b)))
+    nodes = list(at)
+    if shrink > 0:
+        ret = _disc_returns(steps, tr, gamma, rew)
+        base = {}
+        for i in range(n):
+            base.setdefault(node[i][0], []).append(ret[i])
+        v = {u: (len(at[u]) * v[u] + shrink * sum(base[u[0]]) / len(base[u[0]])) / (len(at[u]) + shrink)
+             for u in nodes}
+    out = [0.0] * n
+    mc_ret = _disc_returns(steps, tr, gamma, rew)
+    for rows in tr.values():
+        acc = 0.0
+        for pos in range(len(rows) - 1, -1, -1):
+            i = rows[pos]
+            vn = v[nxt[i]] if nxt[i] is not None else 0.0
+            delta = rew[i] + gamma * vn - v[node[i]]
+            acc = delta + (gamma * lam * acc if pos + 1 < len(rows) else 0.0)
+            out[i] = mc_ret[i] - v[node[i]] if (loops == "mc" and loop[i]) else acc
+    out = [out[i] + (0.0 if propagate_penalty else pen[i]) for i in range(n)]
+    if episode:
+        ep = EPISODE(steps, "mean_std", "sample", 1e-6, "trajectory", invalid_penalty, propagate_penalty)
+        out = [out[i] + episode * ep[i] for i in range(n)]
+    return out
+
+
+def _norm_groups(vals, groups, norm, std, eps):
+    out = [0.0] * len(vals)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        xs = [vals[i] for i in members]
+        if all(x == xs[0] for x in xs):
+            continue
+        mu = sum(xs) / len(xs)
+        ddof = 1 if std == "sample" else 0
+        sd = math.sqrt(sum((x - mu) ** 2 for x in xs) / (len(xs) - ddof))
+        for i in members:
+            out[i] = (vals[i] - mu) / (sd + eps) if norm == "mean_std" else vals[i] - mu
+    return out
+
+
+def ref_graphgpo(steps, *, omega=0.1, key="obs_key", level=0, normalize_distance=False, scale=10.0,
+                 step_weight=1.0, episode_weight=1.0, norm="mean_std", std="sample", eps=1e-6,
+                 episode_baseline="step"):
+    n = steps.n
+    tr = _trajs(steps)
+    rew = steps.reward.tolist()
+    final_col = None
+    if key != "history":
+        c = steps.final_state_key if key == "state_key" else steps.final_obs_key
+        final_col = None if c is None else c.tolist()
+    cur, nxt = {}, {}
+    edges = {}
+    dead = 0
+    for rows in tr.values():
+        g = int(steps.group_id[rows[0]])
+        won = sum(rew[i] for i in rows) > 0
+        for pos, i in enumerate(rows):
+            cur[i] = (g, "k", _key(steps, key, level, i))
+            if pos + 1 < len(rows):
+                nxt[i] = (g, "k", _key(steps, key, level, rows[pos + 1]))
+            elif won:
+                nxt[i] = (g, "goal")
+            elif final_col is not None and final_col[i] != MISSING:
+                nxt[i] = (g, "k", final_col[i])
+            else:
+                dead += 1
+                nxt[i] = (g, "dead", dead)
+            edges.setdefault(g, []).append((cur[i], nxt[i]))
+    dist = {}
+    for g, es in edges.items():
+        nodes = {u for e in es for u in e} | {(g, "goal")}
+        rev = {}
+        for u, v in es:
+            rev.setdefault(v, []).append(u)
+        d = {(g, "goal"): 0}
+        q = deque([(g, "goal")])
+        while q:
+            v = q.popleft()
+            for u in rev.get(v, []):
+                if u not in d:
+                    d[u] = d[v] + 1
+                    q.append(u)
+        far = max(d.values())
+        for u in nodes:
+            dist[u] = d.get(u, far + 1)
+    gret = []
+    for i in range(n):
+        e = dist[nxt[i]] - dist[cur[i]] + 1 if normalize_distance else dist[nxt[i]]
+        gret.append(scale * omega ** e)
+    anchors = {}
+    for i in range(n):
+        anchors.setdefault(cur[i], []).append(i)
+    a_s = _norm_groups(gret, anchors, norm, std, eps)
+    a_e = EPISODE(steps, norm, std, eps, episode_baseline, 0.0, False)
+    return [step_weight * a_s[i] + episode_weight * a_e[i] for i in range(n)]
+
+
+def ref_gagpo(steps, *, gamma=0.95, lam=0.95, key="state_key", level=0, norm="mean_std", std="sample", eps=1e-6,
+              invalid_penalty=0.0, propagate_penalty=False):
+    n = steps.n
+    tr = _trajs(steps)
+    valid = steps.valid.tolist()
+    pen = [0.0 if valid[i] else invalid_penalty for i in range(n)]
+    rew = [float(steps.reward[i]) + (pen[i] if propagate_penalty else 0.0) for i in range(n)]
+    ret = _disc_returns(steps, tr, gamma, rew)
+    groups = {}
+    for i in range(n):
+        groups.setdefault((int(steps.group_id[i]), _key(steps, key, level, i)), []).append(i)
+    v = [0.0] * n
+    for members in groups.values():
+        mu = sum(ret[i] for i in members) / len(members)
+        for i in members:
+            v[i] = mu
+    adv = [0.0] * n
+    for rows in tr.values():
+        acc = 0.0
+        for pos in range(len(rows) - 1, -1, -1):
+            i = rows[pos]
+            vn = v[rows[pos + 1]] if pos + 1 < len(rows) else 0.0
+            delta = rew[i] + gamma * vn - v[i]
+            acc = delta + (gamma * lam * acc if pos + 1 < len(rows) else 0.0)
+            adv[i] = acc + (0.0 if propagate_penalty else pen[i])
+    if norm == "none":
+        return adv
+    by_group = {}
+    for i in range(n):
+        by_group.setdefault(int(steps.group_id[i]), []).append(i)
+    out = [0.0] * n
+    for members in by_group.values():
+        xs = [adv[i] for i in members]
+        mu = sum(xs) / len(xs)
+        if norm == "mean":
+            for i in members:
+                out[i] = adv[i] - mu
+            continue
+        ddof = 1 if std == "sample" else 0
+        if len(xs) - ddof <= 0:
+            continue
+        sd = math.sqrt(sum((x - mu) ** 2 for x in xs) / (len(xs) - ddof))
+        for i in members:
+            out[i] = (adv[i] - mu) / (sd + eps)
+    return out
+
+
+GRAPH_REFERENCES = {"graph": ref_graph, "graphgpo": ref_graphgpo, "gagpo": ref_gagpo}

@@ -1,0 +1,332 @@
+"""The graph estimators (``graph``, ``graphgpo``, ``gagpo``): hand-worked examples, the plain-Python
+references, bad input, the aliasing case on agent-visible keys, and consistency on a stochastic task."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agentgym_credit.credit import ESTIMATORS, StepArrays, advantages
+from agentgym_credit.credit.gagpo import gagpo
+from agentgym_credit.credit.graph import graph
+from agentgym_credit.credit.graph_model import GraphSolveError, solve_values, walk
+from agentgym_credit.credit.graphgpo import goal_distances, graphgpo
+from agentgym_credit.errors import StepArraysError
+
+sys.path.insert(0, str(Path(__file__).parent))
+from reference_estimators import random_batch  # noqa: E402
+from reference_graph_estimators import GRAPH_REFERENCES  # noqa: E402
+
+A, B, C = 11, 12, 13
+
+
+def _steps(trajs, group=None, **extra):
+    """trajs: list of [(key, reward), ...]; every trajectory ends done (terminated)."""
+    cols = {k: [] for k in ("group_id", "traj_id", "t", "reward", "done", "state_key", "obs_key")}
+    for j, tr in enumerate(trajs):
+        for t, (k, r) in enumerate(tr):
+            cols["group_id"].append(0 if group is None else group[j])
+            cols["traj_id"].append(j)
+            cols["t"].append(t)
+            cols["reward"].append(r)
+            cols["done"].append(t == len(tr) - 1)
+            cols["state_key"].append(k)
+            cols["obs_key"].append(k)
+    return StepArrays.from_lists(**cols, **extra)
+
+
+# -- hand-worked examples ----------------------------------------------------------------------------
+def test_graph_hand_example_branch():
+    # A -> B (r=1, end) and A -> C (r=0, end), gamma = .5: V(B)=1, V(C)=0, V(A)=.25
+    s = _steps([[(A, 0.0), (B, 1.0)], [(A, 0.0), (C, 0.0)]])
+    np.testing.assert_allclose(graph(s, gamma=0.5), [0.25, 0.0, -0.25, 0.0], atol=1e-12)
+    # lam = 1: Monte-Carlo return minus V-hat: the same here (the model is exact on this data)
+    np.testing.assert_allclose(graph(s, gamma=0.5, lam=1.0), [0.25, 0.0, -0.25, 0.0], atol=1e-12)
+
+
+def test_graph_hand_example_cycle():
+    # A B A B(r=1, end): V(A) = g V(B), V(B) = (g V(A) + 1) / 2 -> V(B) = 1 / (2 - g^2)
+    g = 0.5
+    s = _steps([[(A, 0.0), (B, 0.0), (A, 0.0), (B, 1.0)]])
+    vb = 1 / (2 - g * g)
+    va = g * vb
+    want = [0.0, g * va - vb, 0.0, 1.0 - vb]
+    np.testing.assert_allclose(graph(s, gamma=g), want, atol=1e-12)
+
+
+def test_graphgpo_hand_example():
+    # traj 0: A -> B -> goal (R=1); traj 1: A -> C -> C -> dead end (R=0). d(B)=1, d(A)=2, C and the dead
+    # end cannot reach the goal: far + 1 = 3. g = 10 * .1^d(next): [1, 10 | .01, .01, .01]
+    s = _steps([[(A, 0.0), (B, 1.0)], [(A, 0.0), (C, 0.0), (C, 0.0)]])
+    d_cur, d_next = goal_distances(s)
+    np.testing.assert_array_equal(d_cur, [2, 1, 2, 3, 3])
+    np.testing.assert_array_equal(d_next, [1, 0, 3, 3, 3])
+    a = graphgpo(s, episode_weight=0.0)
+    sd = np.std([1.0, 0.01], ddof=1)
+    np.testing.assert_allclose(a, [(1 - 0.505) / (sd + 1e-6), 0, (0.01 - 0.505) / (sd + 1e-6), 0, 0], atol=1e-9)
+    # with the episode term (GiGPO's, step baseline: every row enters the mean/std)
+    ret = np.array([1, 1, 0, 0, 0.0])
+    ep = (ret - ret.mean()) / (ret.std(ddof=1) + 1e-6)
+    np.testing.assert_allclose(graphgpo(s), a + ep, atol=1e-9)
+
+
+def test_gagpo_hand_example():
+    s = _steps([[(A, 0.0), (B, 1.0)], [(A, 0.0), (C, 0.0)]])
+    raw = gagpo(s, gamma=0.5, lam=0.5, norm="none")
+    np.testing.assert_allclose(raw, [0.25, 0.0, -0.25, 0.0], atol=1e-12)
+    sd = np.std(raw, ddof=1)
+    np.testing.assert_allclose(gagpo(s, gamma=0.5, lam=0.5), raw / (sd + 1e-6), atol=1e-12)
+
+
+# -- references --------------------------------------------------------------------------------------
+OPTIONS = {
+    "graph": [{}, {"key": "obs_key"}, {"lam": 0.7, "time_aware": True}, {"loops": "split", "key": "obs_key"},
+              {"shrink": 2.0, "episode": 0.5}, {"key": "history", "level": 2, "invalid_penalty": -0.1},
+              {"truncation": "bootstrap", "scope": "batch", "propagate_penalty": True, "invalid_penalty": -0.2},
+              {"truncation": "bootstrap", "key": "obs_key", "loops": "mc", "gamma": 0.99},
+              {"key": "obs_key", "gamma": 1.0, "lam": 0.5}],
+    "graphgpo": [{}, {"normalize_distance": True, "key": "state_key"}, {"norm": "mean", "omega": 0.5},
+                 {"key": "history", "level": 1, "episode_baseline": "trajectory"}],
+    "gagpo": [{}, {"key": "obs_key", "lam": 0.5}, {"norm": "mean", "invalid_penalty": -0.1},
+              {"norm": "none", "propagate_penalty": True, "invalid_penalty": -0.1}],
+}
+
+
+def _with_ends(s, seed):
+    rng = np.random.default_rng(seed)
+    fs = (rng.integers(0, 6, s.n) + 1).astype(np.uint64)
+    return dataclasses.replace(s, terminated=s.done & (rng.random(s.n) < 0.6), final_state_key=fs,
+                               final_obs_key=fs // np.uint64(2) + np.uint64(1))
+
+
+@pytest.mark.parametrize("name", sorted(OPTIONS))
+def test_equal_to_reference(name):
+    for seed in range(12):
+        s = _with_ends(random_batch(seed), seed)
+        for opts in OPTIONS[name]:
+            got = ESTIMATORS[name](s, **opts)
+            want = GRAPH_REFERENCES[name](s, **opts)
+            np.testing.assert_allclose(got, want, atol=1e-8, err_msg=f"{name} {opts} seed {seed}")
+
+
+def test_rows_in_any_order():
+    s = _with_ends(random_batch(3), 3)
+    perm = np.random.default_rng(0).permutation(s.n)
+    sp = StepArrays(**{f.name: (None if getattr(s, f.name) is None else getattr(s, f.name)[perm])
+                       for f in dataclasses.fields(s)})
+    for name in OPTIONS:
+        np.testing.assert_allclose(ESTIMATORS[name](sp), ESTIMATORS[name](s)[perm], atol=1e-10)
+
+
+def test_large_scope_iterative_solve_matches_dense(monkeypatch):
+    import agentgym_credit.credit.graph_model as gm
+
+    s = random_batch(5, n_states=40, max_traj=30)
+    dense = graph(s, scope="batch")
+    monkeypatch.setattr(gm, "DENSE_MAX", 2)
+    np.testing.assert_allclose(graph(s, scope="batch"), dense, atol=1e-9)
+
+
+# -- registry and options ----------------------------------------------------------------------------
+def test_registered_and_options_checked():
+    s = random_batch(1)
+    for name in ("graph", "graphgpo", "gagpo"):
+        out = advantages(name, s)
+        assert out.dtype == np.float32 and out.shape == (s.n,)
+        with pytest.raises(TypeError, match="has no option"):
+            advantages(name, s, bogus=1)
+    for bad in ({"key": "text"}, {"scope": "task"}, {"truncation": "drop"}, {"loops": "yes"}, {"gamma": 1.5},
+                {"lam": -0.1}, {"shrink": -1.0}, {"episode": float("nan")}, {"level": 1}):
+        with pytest.raises(ValueError):
+            graph(s, **bad)
+    with pytest.raises(TypeError):
+        graph(s, time_aware="yes")
+    for bad in ({"omega": 2.0}, {"norm": "std"}, {"key": "x"}, {"scale": float("inf")}):
+        with pytest.raises(ValueError):
+            graphgpo(s, **bad)
+    for bad in ({"lam": 2.0}, {"norm": "z"}):
+        with pytest.raises(ValueError):
+            gagpo(s, **bad)
+
+
+# -- bad input ---------------------------------------------------------------------------------------
+def test_batch_without_the_chosen_key():
+    s = random_batch(2, depth=1)  # history levels 0..1 only
+    for fn in (graph, graphgpo, gagpo):
+        with pytest.raises(StepArraysError, match="history_depth >= 3"):
+            fn(s, key="history", level=3)
+    # bootstrap without recorded final keys: documented fallback, value 0 after the cut (= truncation='zero')
+    plain = random_batch(2)
+    np.testing.assert_allclose(graph(plain, truncation="bootstrap"), graph(plain, truncation="zero"))
+
+
+def test_nan_rewards_refused():
+    with pytest.raises(StepArraysError, match="reward must be finite"):
+        _steps([[(A, float("nan")), (B, 1.0)]])
+
+
+def test_group_with_one_trajectory():
+    s = _steps([[(A, 0.0), (B, 0.0), (C, 1.0)]])
+    # its graph is its own path: the model reproduces the return exactly, TD credit 0 everywhere
+    np.testing.assert_allclose(graph(s), 0.0, atol=1e-12)
+    np.testing.assert_allclose(graphgpo(s), 0.0, atol=1e-12)  # one anchor each, one trajectory
+    assert np.all(np.isfinite(gagpo(s)))
+    one = _steps([[(A, 1.0)]])
+    for fn in (graph, graphgpo, gagpo):
+        assert np.all(np.isfinite(fn(one)))
+
+
+def test_goalless_group_graphgpo_gives_zero_step_term():
+    s = _steps([[(A, 0.0), (B, 0.0)], [(A, 0.0), (C, 0.0)], [(A, 0.0), (A, 0.0)]])
+    d_cur, d_next = goal_distances(s)
+    assert np.all(d_cur == 1) and np.all(d_next == 1)  # no goal: every node at distance 1
+    np.testing.assert_array_equal(graphgpo(s), 0.0)
+    # a goal-less group next to a successful one keeps its zeros
+    s2 = _steps([[(A, 0.0), (B, 1.0)], [(A, 0.0), (C, 0.0)], [(A, 0.0), (B, 0.0)], [(A, 0.0), (C, 0.0)]],
+                group=[0, 0, 1, 1])
+    np.testing.assert_array_equal(graphgpo(s2)[4:], 0.0)
+
+
+def test_gamma_one_closed_loop_is_a_named_error():
+    # one trajectory A -> A ... truncated, bootstrapping to A: V(A) = V(A) has no unique solution
+    s = StepArrays.from_lists(group_id=[0, 0], traj_id=[0, 0], t=[0, 1], reward=[0.0, 0.0], done=[False, True],
+                              state_key=[A, A], obs_key=[A, A], terminated=[False, False],
+                              final_state_key=[0, A])
+    with pytest.raises(GraphSolveError, match="singular"):
+        graph(s, gamma=1.0, truncation="bootstrap")
+    assert np.all(graph(s, gamma=1.0) == 0.0)  # truncation='zero' always has an exit
+
+
+def test_terminated_must_be_done():
+    with pytest.raises(StepArraysError, match="terminated=True but done=False"):
+        StepArrays.from_lists(group_id=[0, 0], traj_id=[0, 0], t=[0, 1], reward=[0.0, 0.0], done=[False, True],
+                              state_key=[1, 2], obs_key=[1, 2], terminated=[True, True])
+
+
+# -- truncation --------------------------------------------------------------------------------------
+def test_truncated_row_bootstraps_to_the_recorded_state():
+    # traj 0 reaches B and ends with r=1; traj 1 is cut off after A with B as the state reached
+    s = StepArrays.from_lists(group_id=[0, 0, 0], traj_id=[0, 0, 1], t=[0, 1, 0], reward=[0.0, 1.0, 0.0],
+                              done=[False, True, True], state_key=[A, B, A], obs_key=[A, B, A],
+                              terminated=[False, True, False], final_state_key=[0, 0, B])
+    g = 0.5
+    zero = graph(s, gamma=g)  # V(A) = mean(.5 * 1, 0) = .25
+    np.testing.assert_allclose(zero, [0.25, 0.0, -0.25])
+    boot = graph(s, gamma=g, truncation="bootstrap")  # both A rows now lead to B: V(A) = .5
+    np.testing.assert_allclose(boot, [0.0, 0.0, 0.0], atol=1e-12)
+
+
+def test_solve_values_matches_dense_linear_solve():
+    s = random_batch(7)
+    from agentgym_credit.credit.graph import graph_nodes
+
+    w, node, nxt, node_scope, _ = graph_nodes(s)
+    r = s.reward[w.order]
+    v = solve_values(node, nxt, r, w, node_scope, 0.9)
+    m = len(node_scope)
+    cnt = np.bincount(node, minlength=m)
+    a = np.eye(m)
+    b = np.bincount(node, weights=r, minlength=m) / np.maximum(cnt, 1)
+    ok = nxt >= 0
+    np.add.at(a, (node[ok], nxt[ok]), -0.9 / cnt[node[ok]])
+    np.testing.assert_allclose(v, np.linalg.solve(a, b), atol=1e-10)
+    assert walk(s).max_length == s.layout.max_length
+
+
+# -- aliasing and consistency on synthetic tasks (exact models) ---------------------------------------
+def simulate(model, n_traj, seed, horizon, group=0, traj0=0):
+    """Uniform-policy rollouts sampled from a TabularModel: StepArrays plus per-row (state, action) indices."""
+    rng = np.random.default_rng(seed)
+    obs_ids = {o: i + 1 for i, o in enumerate(dict.fromkeys(model.observations))}
+    rows = {k: [] for k in ("group_id", "traj_id", "t", "reward", "done", "state_key", "obs_key", "terminated")}
+    si, ai = [], []
+    start = int(np.flatnonzero(model.initial)[0])
+    for j in range(n_traj):
+        s = start
+        for t in range(horizon):
+            acts = model.actions[s]
+            a = int(rng.integers(len(acts)))
+            outs = model.P[s][a]
+            k = rng.choice(len(outs), p=[o[0] for o in outs]) if len(outs) > 1 else 0
+            _, ns, r, term = outs[k]
+            end = term or model.is_terminal(ns) or t + 1 == horizon
+            for key, val in (("group_id", group), ("traj_id", traj0 + j), ("t", t), ("reward", r), ("done", end),
+                             ("state_key", s + 1), ("obs_key", obs_ids[model.observations[s]]),
+                             ("terminated", bool(term or model.is_terminal(ns)))):
+                rows[key].append(val)
+            si.append(s)
+            ai.append(a)
+            s = ns
+            if end:
+                break
+    return StepArrays.from_lists(**rows), np.array(si), np.array(ai)
+
+
+def test_aliasing_take_key_not_punished_on_obs_key():
+    """AliasedGrid: "take key" is a self-loop of the observation graph. Plain TD(0) on obs_key gives it
+    -(1 - gamma) V-hat (never > 0); loops='split' (the default on obs_key) gives it mostly the sign of
+    the true A^pi, loops='mc' a positive mean."""
+    from agentgym_credit.credit.oracle import evaluate_policy
+    from agentgym_credit.credit.policies import UniformPolicy
+    from agentgym_credit.envs.gridworld.aliased import AliasedGridEnv
+
+    model = AliasedGridEnv(size=3, n_tasks=1, max_steps=30).model_for(0)
+    gamma = 0.95
+    truth = evaluate_policy(model, UniformPolicy(), gamma)
+    parts = [simulate(model, 8, seed, 30, group=seed, traj0=8 * seed) for seed in range(100)]
+    s = StepArrays.from_lists(**{k: np.concatenate([getattr(p[0], k) for p in parts])
+                                 for k in ("group_id", "traj_id", "t", "reward", "done", "state_key", "obs_key",
+                                           "terminated")})
+    si = np.concatenate([p[1] for p in parts])
+    ai = np.concatenate([p[2] for p in parts])
+    true_a = truth.advantages_for_steps(si, ai, s.t)
+    take = np.array([model.actions[x][y] == "take key" and model.state_keys[x].endswith("key=0")
+                     for x, y in zip(si, ai)])
+    assert take.sum() >= 100 and true_a[take].mean() > 0
+
+    def sign_ok(a):
+        return np.mean(np.sign(a[take]) == np.sign(true_a[take]))
+
+    plain = graph(s, gamma=gamma, key="obs_key", loops="none")
+    assert np.all(plain[take] <= 1e-12) and sign_ok(plain) < 0.05  # the failure mode the option exists for
+    split = graph(s, gamma=gamma, key="obs_key")
+    np.testing.assert_array_equal(split, graph(s, gamma=gamma, key="obs_key", loops="split"))
+    assert split[take].mean() > 0 and sign_ok(split) > 0.55
+    assert graph(s, gamma=gamma, key="obs_key", loops="mc")[take].mean() > 0
+    # state keys see the change: no option needed there
+    assert graph(s, gamma=gamma)[take].mean() > 0 and sign_ok(graph(s, gamma=gamma)) > 0.8
+
+
+@pytest.mark.slow
+def test_graph_converges_to_td_with_true_values_on_a_stochastic_task():
+    """GridWorld with slip 0.3 (stochastic transitions): graph(time_aware, TD(0)) -> r + g V(s') - V(s)
+    with the exact finite-horizon V^pi as the number of rollouts in the group grows."""
+    from agentgym_credit.credit.oracle import evaluate_policy
+    from agentgym_credit.credit.policies import UniformPolicy
+    from agentgym_credit.envs.gridworld.grid import GridWorldEnv
+
+    H, gamma = 6, 0.9
+    model = GridWorldEnv(size=3, wall_density=0.0, n_traps=1, slip=0.3, max_steps=H, n_tasks=1).model_for(0)
+    truth = evaluate_policy(model, UniformPolicy(), gamma)
+    errs = []
+    for n in (16, 256, 4096):
+        s, si, ai = simulate(model, n, 0, H)
+        v = truth.V  # [H, states]
+        t = s.t
+        lay = s.layout
+        nxt_s = np.full(s.n, -1)
+        o = lay.order
+        nxt_s[o[:-1]] = si[o[1:]]
+        last = np.zeros(s.n, bool)
+        last[o[lay.first + lay.lengths - 1]] = True
+        v_next = np.where(last | (t + 1 >= H), 0.0, v[np.minimum(t + 1, H - 1), np.maximum(nxt_s, 0)])
+        td_true = s.reward + gamma * v_next - v[t, si]
+        est = graph(s, gamma=gamma, time_aware=True)
+        errs.append(math.sqrt(np.mean((est - td_true) ** 2)))
+    assert errs[0] > errs[1] > errs[2]
+    assert errs[2] < 0.25 * errs[0] and errs[2] < 0.03
