@@ -1,15 +1,185 @@
-"""``bench train``: the text policy, the PPO-clip update, and a --quick smoke run."""
+"""``bench train``: the tabular policy and its exact success, the text policy and PPO-clip, the summaries,
+and a --quick run."""
 
 import math
 from types import SimpleNamespace
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
+from agentgym_credit.bench import report as R
+from agentgym_credit.bench import train_stats as TS
+from agentgym_credit.bench.train_tabular import (
+    SuccessOracle,
+    TabularActor,
+    TabularSoftmax,
+    policy_gradient,
+    scale_advantages,
+)
+from agentgym_credit.credit.oracle import evaluate_policy
+from agentgym_credit.envs.gridworld.model import TabularModel
+from agentgym_credit.wrappers.collector import GroupedRolloutCollector
+
 torch = pytest.importorskip("torch")
 
-from agentgym_credit.bench import report as R  # noqa: E402
 from agentgym_credit.bench import train as T  # noqa: E402
+
+
+def _chain() -> TabularModel:
+    # s0 --go--> s1 (p=1) ; s0 --stay--> s0 ; s1 --win--> s2 (won, terminal) p=.5, else s0 ; s1 --quit--> s3 (lose)
+    P = [[[(1.0, 0, 0.0, False)], [(1.0, 1, 0.0, False)]],
+         [[(0.5, 2, 1.0, True), (0.5, 0, 0.0, False)], [(1.0, 3, 0.0, True)]],
+         [], []]
+    return TabularModel(["s0", "s1", "win", "lose"], [["stay", "go"], ["win", "quit"], [], []], P,
+                        np.array([1.0, 0, 0, 0]), ["a", "b", "c", "d"], horizon=4)
+
+
+def _random_policy(models, seed):
+    pol = TabularSoftmax(models)
+    rng = np.random.default_rng(seed)
+    pol.step({k: rng.normal(size=v.shape) for k, v in pol.theta.items()}, 1.0)
+    return pol
+
+
+def test_tabular_softmax_starts_uniform_and_normalizes_per_state():
+    m = _chain()
+    pol = TabularSoftmax({"c": m})
+    assert np.allclose(pol.pi("c"), 0.5)
+    pol.step({"c": np.array([2.0, 0.0, 0.0, -1.0])}, 1.0)
+    p = pol.pi("c")
+    assert np.isclose(p[0] + p[1], 1) and np.isclose(p[2] + p[3], 1) and p[0] > p[1] and p[2] > p[3]
+    assert np.allclose(pol.behaviour("c").probs(m, 1, (), 0), p[2:])
+    with pytest.raises(ValueError, match="shape"):
+        TabularSoftmax({"c": m}, init={"c": np.zeros(3)})
+
+
+def test_exact_success_matches_hand_computation_and_the_oracle():
+    m = _chain()
+    pol = TabularSoftmax({"c": m})
+    so = SuccessOracle(pol, {"c": [2]})
+    # uniform policy, horizon 4: enumerate every path of at most 4 steps and add up the winning ones
+    p = 0.0
+    def walk(s, t, prob):
+        nonlocal p
+        if t == 4 or s in (2, 3):
+            return
+        for outs in m.P[s]:
+            for q, ns, _, _ in outs:
+                if ns == 2:
+                    p += prob * 0.5 * q
+                else:
+                    walk(ns, t + 1, prob * 0.5 * q)
+    walk(0, 0, 1.0)
+    assert math.isclose(so.success("c"), p, rel_tol=1e-12)
+    # with reward 1 only on winning and gamma = 1, V^pi(s0, t=0) is the success probability too
+    assert math.isclose(evaluate_policy(m, pol.behaviour("c"), 1.0).value(0, 0), p, rel_tol=1e-9)
+
+
+def test_exact_success_agrees_with_sampled_rollouts_on_a_real_env():
+    env = gym.make("credit/CueCorridor-v0").unwrapped
+    ids = env.task_ids()[:2]
+    pol = _random_policy({k: env.model_for(k) for k in ids}, 3)
+    exact = SuccessOracle(pol, {k: env.won_states(k) for k in ids}).mean_success()
+    col = GroupedRolloutCollector("credit/CueCorridor-v0", group_size=500, history_depth=0, progress=False, seed=1)
+    try:
+        b = col.collect(TabularActor(pol, 5), tasks=ids)
+    finally:
+        col.close()
+    se = math.sqrt(exact * (1 - exact) / 1000)
+    assert abs(b.success_rate - exact) < 4 * se
+    assert {"task", "s", "a"} <= set(b.extras[0])
+
+
+def test_policy_gradient_matches_finite_differences():
+    m = _chain()
+    pol = _random_policy({"c": m}, 0)
+    s, a, w = np.array([0, 0, 1, 1, 0]), np.array([1, 0, 0, 1, 1]), np.array([1.0, -0.5, 2.0, 0.3, -1.0])
+    g = policy_gradient(pol, ["c"] * 5, s, a, w)["c"]
+
+    def f(theta):
+        p = TabularSoftmax({"c": m}, init={"c": theta})
+        return float(np.sum(w * np.log(p.pi("c")[p.row("c", s, a)])))
+
+    th = pol.theta["c"]
+    fd = np.array([(f(th + 1e-6 * e) - f(th - 1e-6 * e)) / 2e-6 for e in np.eye(len(th))])
+    assert np.allclose(g, fd, atol=1e-6)
+    with pytest.raises(ValueError, match="one entry per row"):
+        policy_gradient(pol, ["c"], s, a, w)
+
+
+def test_scale_advantages_rms():
+    a = np.array([3.0, -4.0, 0.0, 0.0])
+    assert np.isclose(np.sqrt(np.mean(scale_advantages(a, "rms") ** 2)), 1.0)
+    assert np.array_equal(scale_advantages(a, "none"), a)
+    assert np.array_equal(scale_advantages(np.zeros(3), "rms"), np.zeros(3))
+    with pytest.raises(ValueError, match="adv_scale"):
+        scale_advantages(a, "std")
+
+
+def test_steps_to_target_and_grid_use_env_steps():
+    rows = [{"iteration": 0, "env_steps": 0, "success": 0.1},
+            {"iteration": 2, "env_steps": 900, "success": 0.7},
+            {"iteration": 1, "env_steps": 400, "success": 0.5}]
+    assert TS.steps_to_target(rows, 0.5) == 400
+    assert math.isnan(TS.steps_to_target(rows, 0.9))
+    assert TS.on_grid(rows, np.array([0, 399, 400, 1000])).tolist() == [0.1, 0.1, 0.5, 0.7]
+
+
+def test_comparisons_are_paired_and_holm_corrected():
+    cfg = T.TrainBenchConfig(tasks=("cue",), estimators=("grpo", "gigpo[state]", "gigpo[obs]"), seeds=10)
+    rng = np.random.default_rng(0)
+    runs = []
+    for s in range(10):
+        base = rng.normal(5000, 2000)  # a large seed effect, shared by the pair
+        for e, shift in (("grpo", 0), ("gigpo[state]", -1000), ("gigpo[obs]", 0)):
+            runs.append({"task": "cue", "estimator": e, "seed": s, "steps_censored": base + shift + rng.normal(0, 100),
+                         "final": 0.9})
+    comps = {(c["a"], c["b"], c["measure"]): c for c in TS.comparisons(cfg, runs)}
+    c = comps[("gigpo[state]", "grpo", "steps_censored")]
+    assert c["holm"] == "win" and c["diff"] < 0 and c["n"] == 10  # fewer steps is the win
+    assert comps[("gigpo[obs]", "grpo", "steps_censored")]["holm"] == "tie"
+    assert comps[("gigpo[state]", "gigpo[obs]", "steps_censored")]["holm"] == "win"
+    assert ("hgpo", "gigpo[state]", "final") not in comps  # pairs only among the estimators run
+
+
+def test_config_rejects_bad_values():
+    with pytest.raises(ValueError, match="group_size"):
+        T.TrainBenchConfig(group_size=1).validate()
+    with pytest.raises(ValueError, match="unknown estimator"):
+        T.TrainBenchConfig(estimators=("ppo",)).validate()
+    with pytest.raises(ValueError, match="lrs"):
+        T.TrainBenchConfig(lrs=(0.0,)).validate()
+    with pytest.raises(ValueError, match="bow only"):
+        T.TrainBenchConfig(estimators=("gigpo[state]+branch",)).validate()
+    with pytest.raises(ValueError, match="adv_scale"):
+        T.TrainBenchConfig(adv_scale="max").validate()
+    with pytest.raises(ValueError, match="task instances"):
+        T.train_one("cue", "grpo", 0, T.TrainBenchConfig.quick_config(train_tasks=10_000))
+    assert {"grpo", "gigpo[state]", "gigpo[obs]", "hgpo", "hgpo+episode"} <= set(T.default_estimators())
+
+
+def test_tabular_run_learns_and_scores_its_credit():
+    cfg = T.TrainBenchConfig.quick_config(budget_steps=4000, credit_points=2)
+    rows = T.train_one("cue", "gigpo[state]", 0, cfg, 32.0)
+    assert rows[0]["env_steps"] == 0 and rows[-1]["env_steps"] >= 4000
+    assert rows[-1]["success"] > rows[0]["success"] + 0.2
+    credit = [r for r in rows if math.isfinite(r["pearson"])]
+    assert len(credit) == 2 and credit[0]["credit_at"] == 0
+    first = credit[0]  # at the uniform start every estimator has some signal
+    assert -1 <= first["grad_cos"] <= 1 and 0 <= first["wsign_acc"] <= 1 and 0 <= first["sign_acc"] <= 1
+    # later, a batch where every rollout wins gives all-zero advantages: no gradient, so no cosine (NaN)
+    assert all(math.isnan(r["grad_cos"]) or -1 <= r["grad_cos"] <= 1 for r in credit)
+    # same seed, same estimator, same rate: the same run
+    assert [r["success"] for r in T.train_one("cue", "gigpo[state]", 0, cfg, 32.0)] == [r["success"] for r in rows]
+
+
+def test_text_arm_runs_on_an_env_step_budget():
+    cfg = T.TrainBenchConfig.quick_config(policy="bow", budget_steps=200, checkpoints=1, eval_tasks=2,
+                                          eval_rollouts=1, groups=2, train_tasks=4)
+    rows = T.train_one("household-small", "grpo", 0, cfg, 0.01)
+    assert [r["env_steps"] for r in rows][0] == 0 and rows[-1]["env_steps"] >= 200
+    assert all(0 <= r["success"] <= 1 for r in rows)
 
 
 def test_hashed_bow_is_stable_and_namespaced():
@@ -47,55 +217,38 @@ def test_ppo_update_moves_probability_toward_positive_advantage():
     adv = np.array([1.0, -1.0] * 8)
     cfg = T.TrainBenchConfig(epochs=4, minibatch=8)
     opt = torch.optim.Adam(m.parameters(), lr=0.05)
-    stats = T.ppo_update(m, opt, SimpleNamespace(extras=ex, row_mask=lambda: np.ones(len(ex), dtype=bool)), adv, cfg, torch.Generator().manual_seed(0))
+    batch = SimpleNamespace(extras=ex, row_mask=lambda: np.ones(len(ex), dtype=bool))
+    stats = T.ppo_update(m, opt, batch, adv, cfg, torch.Generator().manual_seed(0))
     with torch.no_grad():
         after = m.log_probs([ctx], [cands])[0]
     assert after[0] > before[0] and math.isfinite(stats["loss"])
 
 
-def test_steps_to_target_takes_the_first_evaluation_at_or_above_it():
-    rows = [{"iteration": 0, "env_steps": 0, "eval_success": 0.0},
-            {"iteration": 10, "env_steps": 500, "eval_success": 0.5},
-            {"iteration": 5, "env_steps": 250, "eval_success": 0.6}]
-    assert T.steps_to_target(rows, 0.5) == 250
-    assert math.isnan(T.steps_to_target(rows, 0.9))
-
-
-def test_config_rejects_bad_values_and_too_few_tasks():
-    with pytest.raises(ValueError, match="group_size"):
-        T.TrainBenchConfig(group_size=1).validate()
-    with pytest.raises(ValueError, match="unknown estimator"):
-        T.TrainBenchConfig(estimators=("ppo",)).validate()
-    cfg = T.TrainBenchConfig.quick_config(train_tasks=10_000)
-    with pytest.raises(ValueError, match="task instances"):
-        T.train_one("household-small", "grpo", 0, cfg)
-
-
-def test_quick_run_writes_report(tmp_path):
-    argv = ["--quick", "--out", str(tmp_path), "--no-progress", "--estimators", "grpo", "gigpo[state]"]
-    assert T.main(argv) == 0
-    rows = R.read_csv(tmp_path / "training.csv")
-    assert {r["estimator"] for r in rows} == {"grpo", "gigpo[state]"}
-    for lab in ("grpo", "gigpo[state]"):
-        rs = sorted((r for r in rows if r["estimator"] == lab), key=lambda r: r["iteration"])
-        assert [r["iteration"] for r in rs] == [0, 2, 4]
-        assert rs[0]["env_steps"] == 0 and rs[1]["env_steps"] < rs[2]["env_steps"]
-        assert all(0.0 <= r["eval_success"] <= 1.0 for r in rs)
-    md = (tmp_path / "training.md").read_text()
-    assert "## Findings" in md and "held-out" in md and "cpu_count" in md
-    assert (tmp_path / "training.png").read_bytes()[:4] == b"\x89PNG"
-    # the report re-renders from the CSV alone, keeping the recorded command
-    (tmp_path / "training.md").write_text("Command: `agentgym-credit bench train --quick`\n")
-    assert T.main(["--quick", "--out", str(tmp_path), "--from-csv", str(tmp_path / "training.csv"),
-                   "--estimators", "grpo", "gigpo[state]"]) == 0
-    md = (tmp_path / "training.md").read_text()
-    assert "`agentgym-credit bench train --quick`" in md and "| household-small | grpo |" in md
-
-
 def test_ppo_update_drops_failed_rows_and_refuses_misaligned_advantages():
-    torch = pytest.importorskip("torch")
     cfg = T.TrainBenchConfig(epochs=1, minibatch=8)
     keep = np.array([True, False, True])
     batch = SimpleNamespace(extras=[{"logp": 0.0, "idx": 0}] * 3, row_mask=lambda: keep)
     with pytest.raises(ValueError, match="kept step rows"):
         T.ppo_update(None, None, batch, np.zeros(3), cfg, torch.Generator().manual_seed(0))
+
+
+@pytest.mark.slow
+def test_quick_run_writes_report_and_rerenders(tmp_path):
+    """``bench train --quick`` (every task and estimator, the CI smoke run) end to end."""
+    assert T.main(["--quick", "--out", str(tmp_path), "--no-progress"]) == 0
+    rows = R.read_csv(tmp_path / "training.csv")
+    cfg = T.TrainBenchConfig.quick_config()
+    assert {r["estimator"] for r in rows} == set(cfg.estimators)
+    assert {r["task"] for r in rows} == set(cfg.tasks) and {int(r["seed"]) for r in rows} == {0, 1}
+    assert all(0.0 <= r["success"] <= 1.0 for r in rows)
+    sweep = R.read_csv(tmp_path / "training_sweep.csv")
+    assert {float(r["lr"]) for r in sweep} == set(cfg.lrs)
+    md = (tmp_path / "training.md").read_text()
+    for part in ("## What predicts learning", "## Predictions", "Holm", "## Credit metrics at fixed policies",
+                 "cpu_count"):
+        assert part in md
+    assert (tmp_path / "training.png").read_bytes()[:4] == b"\x89PNG"
+    (tmp_path / "training.md").write_text("Command: `agentgym-credit bench train --quick`\n")
+    assert T.main(["--quick", "--out", str(tmp_path), "--from-csv", str(tmp_path / "training.csv")]) == 0
+    md2 = (tmp_path / "training.md").read_text()
+    assert "`agentgym-credit bench train --quick`" in md2 and "| cue | grpo |" in md2

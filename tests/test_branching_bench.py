@@ -87,6 +87,7 @@ def test_train_bench_branch_arm():
     assert pol._previous({"traj_id": 5, "t": 2, "parent": 0, "start_t": 2}) == "open cabinet 1"
     assert pol._acts[5] == ["go to shelf 1", "open cabinet 1"]
     assert pol._previous({"traj_id": 6, "t": 0}) == ""
-    cfg = TrainBenchConfig.quick_config(iterations=1, eval_every=1, eval_tasks=2, groups=2, progress=False)
-    rows = train_one("household-small", "gigpo[state]+branch", 0, cfg)
+    cfg = TrainBenchConfig.quick_config(policy="bow", budget_steps=1, checkpoints=1, eval_tasks=2, groups=2,
+                                        train_tasks=4, progress=False)
+    rows = train_one("household-small", "gigpo[state]+branch", 0, cfg, 0.01)
     assert rows[-1]["env_steps"] > 0 and rows[-1]["iteration"] == 1

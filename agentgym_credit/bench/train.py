@@ -1,53 +1,60 @@
-"""``agentgym-credit bench train``: the same PPO-clip loop trained with each credit estimator.
+"""``agentgym-credit bench train``: the same policy-gradient loop trained with each credit estimator.
 
-A small torch policy — no pretrained weights — scores the admissible actions of a step from text:
-hashed bag-of-words features (unigrams and bigrams) of the observation, the task goal and the
-previous action on one side, of each candidate action on the other, and a bilinear score between
-them (:class:`BowPolicy`). For each estimator (:data:`ESTIMATORS`: GRPO, GiGPO with ``state_key``
-or ``obs_key`` anchors, HGPO, precision-weighted HGPO) and seed, :func:`train_one` runs the same
-loop: collect ``groups × N`` rollouts on training task instances with the real
+On the synthetic tasks (default, ``--policy tabular``) the policy is a softmax table over each task
+instance's true states (:mod:`.train_tabular`), so success is the **exact** probability of winning
+under the current policy, computed from the env's model (no evaluation noise), and each update's
+credit can be scored against the exact A^π of the current policy (:mod:`.credit_gradient`). For each
+task, estimator and seed, :func:`train_one` runs: collect ``groups × N`` rollouts with the real
 :class:`~agentgym_credit.wrappers.GroupedRolloutCollector`, compute the advantages with
-:func:`agentgym_credit.credit.advantages` on ``batch.steps``, do a PPO-clip update, and every few
-iterations evaluate the greedy policy on **held-out** task instances (never trained on).
+:func:`agentgym_credit.credit.advantages` on ``batch.steps``, rescale them (``adv_scale``), take one
+plain policy-gradient step θ += lr · (1/#trajectories) Σ_i Â_i ∇log π(a_i|s_i), until ``budget_steps`` env steps.
 
-Outputs (``--out``, default ``benchmarks/``): ``training.md`` (steps to the target success per
-estimator, final success, findings), ``training.csv`` (every evaluation), ``training.png`` (success
-rate vs environment steps, mean ± 95% CI over seeds).
+Step size is matched twice: each batch's advantages are divided by their RMS (``adv_scale="rms"``),
+and each estimator's learning rate is picked from ``lrs`` on ``sweep_seeds`` seeds (by the area under
+its exact success curve); the picked rate is then run on ``seeds`` fresh seeds, which the report uses.
+``--policy bow`` trains the older bag-of-words torch policy with PPO-clip and held-out evaluation
+(:mod:`.train_text`).
 
-What lives here: :data:`ESTIMATORS`, :data:`BRANCH_ARMS`, :class:`TrainBenchConfig`, :func:`train_one`, :func:`run_benchmark`, :func:`steps_to_target`,
-:func:`write_report`, :func:`main`; the policy and the PPO-clip update (:class:`HashedBow`,
-:class:`BowPolicy`, :class:`ActingPolicy`, :func:`ppo_update`) are in
-:mod:`agentgym_credit.bench.train_policy` and re-exported here.
+Outputs (``--out``, default ``benchmarks/``): ``training.md`` (what predicts learning, steps to
+target and exact final success with paired intervals and Holm's correction, per-task findings),
+``training.csv`` (one row per iteration of every run), ``training_credit.csv`` (credit metrics at
+fixed policies), ``training.png`` (success and credit accuracy along training, mean and 95% band).
+
+What lives here: :data:`TRAIN_TASKS`, :data:`ESTIMATORS`, :data:`BRANCH_ARMS`, :data:`TASK_DEFAULTS`,
+:func:`default_estimators`, :class:`TrainBenchConfig`, :func:`estimator_call`, :func:`train_one`,
+:func:`run_benchmark`, :func:`main`. Summaries: :mod:`.train_stats`; the report: :mod:`.train_report`.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
+import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 import agentgym_credit  # noqa: F401  (registers the credit/* envs)
-from agentgym_credit.bench import metrics as M
 from agentgym_credit.bench import report as R
 from agentgym_credit.bench.credit import TASKS, TaskSpec
-from agentgym_credit.bench.train_policy import (
-    ActingPolicy,
-    BowPolicy,
-    HashedBow,
-    need_torch,
-    ppo_update,
-    torch,
+from agentgym_credit.bench.credit_gradient import CREDIT_METRICS, credit_snapshot
+from agentgym_credit.bench.train_policy import ActingPolicy, BowPolicy, HashedBow, need_torch, ppo_update
+from agentgym_credit.bench.train_tabular import (
+    SCALES,
+    SuccessOracle,
+    TabularActor,
+    TabularSoftmax,
+    policy_gradient,
+    scale_advantages,
 )
+from agentgym_credit.credit import ESTIMATORS as REGISTERED
 from agentgym_credit.credit import advantages, estimator_options
 from agentgym_credit.errors import DependencyNotInstalled
-from agentgym_credit.wrappers.branching import BranchConfig
 from agentgym_credit.wrappers.collector import GroupedRolloutCollector
 
 TRAIN_TASKS: dict[str, TaskSpec] = {
@@ -58,58 +65,105 @@ TRAIN_TASKS: dict[str, TaskSpec] = {
 }
 """Task families the training benchmark accepts: the credit benchmark's, plus a smaller household."""
 
+TASK_DEFAULTS: dict[str, tuple[int, float]] = {
+    "household-small": (40_000, 0.7),
+    "household": (60_000, 0.5),
+    "aliased": (30_000, 0.8),
+    "cue": (12_000, 0.9),
+    "grid": (30_000, 0.6),
+}
+"""Per task: (env-step budget, target exact success) of the tabular arm (``--budget-steps``/``--target``
+override them for every task)."""
+
+_KEYED = {"state": "state_key", "obs": "obs_key"}
+
+
+def _graph_entries() -> dict[str, tuple[str, dict[str, Any]]]:
+    """Graph-family estimators, for whichever are registered: keyed on obs_key (and ``graph`` on state_key)."""
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    for name in ("graph", "graphgpo", "gagpo"):
+        if name not in REGISTERED:
+            continue
+        opts = estimator_options(name)
+        opt = next((o for o in ("key", "anchor", "node_key") if o in opts), None)
+        if opt is None:
+            out[name] = (name, {})
+            continue
+        for short, key in _KEYED.items():
+            if short == "state" and name != "graph":
+                continue
+            out[f"{name}[{short}]"] = (name, {opt: key})
+    return out
+
+
 ESTIMATORS: dict[str, tuple[str, dict[str, Any]]] = {
     "grpo": ("grpo", {}),
     "gigpo[state]": ("gigpo", {"anchor": "state_key"}),
     "gigpo[obs]": ("gigpo", {"anchor": "obs_key"}),
     "hgpo": ("hgpo", {}),
+    "hgpo+episode": ("hgpo", {"episode": True}),
     "hgpo_precision": ("hgpo_precision", {}),
     "gigpo[state]+branch": ("gigpo", {"anchor": "state_key"}),
+    **_graph_entries(),
 }
-"""Label -> (registered estimator, options). Everything else is each estimator's default."""
+"""Label -> (registered estimator, options); everything else is each estimator's default. HGPO's
+default has no episode term (as the reference code); ``hgpo+episode`` adds A^E."""
 
 BRANCH_ARMS: dict[str, str] = {"gigpo[state]+branch": "uncertainty"}
 """Labels trained on rollout trees (label -> selection rule): N/2 roots per group plus branches from
-their true states with a budget of N/2 root lengths (:mod:`agentgym_credit.wrappers.branching`), so
-an iteration costs about the env steps of N flat rollouts; ``env_steps`` counts every branch step."""
+their true states with a budget of N/2 root lengths (:mod:`agentgym_credit.wrappers.branching`);
+``env_steps`` counts every branch step. Used by the ``bow`` arm."""
 
-DEFAULT_ESTIMATORS: tuple[str, ...] = ("grpo", "gigpo[state]", "gigpo[obs]", "hgpo", "hgpo_precision")
-"""What a run without ``--estimators`` trains (the branch arm is opt-in)."""
+
+def default_estimators() -> tuple[str, ...]:
+    """What a run without ``--estimators`` trains: GRPO, GiGPO (both keys), HGPO with and without its
+    episode term, and every registered graph estimator."""
+    return ("grpo", "gigpo[state]", "gigpo[obs]", "hgpo", "hgpo+episode",
+            *(k for k in ESTIMATORS if k.split("[")[0] in ("graph", "graphgpo", "gagpo")))
+
 
 @dataclass
 class TrainBenchConfig:
-    """Sizes of the training comparison (defaults: < 15 min on 2 CPU cores)."""
+    """Sizes of the training comparison (see the module docstring)."""
 
-    tasks: tuple[str, ...] = ("household-small",)
-    estimators: tuple[str, ...] = DEFAULT_ESTIMATORS
-    seeds: int = 6
-    iterations: int = 90
+    tasks: tuple[str, ...] = ("household-small", "aliased", "cue")
+    estimators: tuple[str, ...] = field(default_factory=default_estimators)
+    policy: str = "tabular"
+    seeds: int = 10
+    sweep_seeds: int = 3
+    lrs: tuple[float, ...] = (4.0, 8.0, 16.0, 32.0, 64.0)
+    budget_steps: int | None = None
+    target: float | None = None
     groups: int = 8
     group_size: int = 8
-    train_tasks: int = 40
-    eval_tasks: int = 10
-    eval_rollouts: int = 4
-    eval_every: int = 5
-    target: float = 0.4
-    epochs: int = 2
-    minibatch: int = 256
-    lr: float = 1e-2
-    clip: float = 0.2
-    entropy_coef: float = 0.01
+    train_tasks: int = 8
+    checkpoints: int = 20
+    credit_points: int = 5
+    adv_scale: str = "rms"
     gamma: float = 0.95
     history_depth: int = 3
-    buckets: int = 1 << 12
-    dim: int = 32
+    fixed_seeds: int = 10
     out: Path = Path("benchmarks")
     name: str = "training"
     progress: bool = True
     command: str = "agentgym-credit bench train"
     quick: bool = False
+    # the bow arm only
+    eval_tasks: int = 10
+    eval_rollouts: int = 4
+    epochs: int = 2
+    minibatch: int = 256
+    clip: float = 0.2
+    entropy_coef: float = 0.01
+    buckets: int = 1 << 12
+    dim: int = 32
 
     @classmethod
     def quick_config(cls, **kw: Any) -> TrainBenchConfig:
-        """``--quick``: the same loop, a few iterations (a smoke test, not a result)."""
-        base = dict(seeds=1, iterations=4, groups=4, group_size=4, eval_every=2, eval_tasks=4, quick=True)
+        """``--quick``: every task and estimator, tiny budgets and 2 seeds (a smoke test, not a result)."""
+        base: dict[str, Any] = dict(seeds=2, sweep_seeds=1, lrs=(8.0, 32.0), budget_steps=3_000, groups=4,
+                                    group_size=4, train_tasks=4, checkpoints=4, credit_points=2, fixed_seeds=2,
+                                    quick=True)
         base.update(kw)
         return cls(**base)
 
@@ -120,17 +174,38 @@ class TrainBenchConfig:
         for e in self.estimators:
             if e not in ESTIMATORS:
                 raise ValueError(f"unknown estimator {e!r}; choose from {list(ESTIMATORS)}")
-        for name in ("seeds", "iterations", "groups", "train_tasks", "eval_tasks", "eval_every", "epochs",
-                     "minibatch"):
+        if self.policy not in ("tabular", "bow"):
+            raise ValueError(f"policy must be 'tabular' or 'bow', got {self.policy!r}")
+        if self.policy == "tabular" and any(e in BRANCH_ARMS for e in self.estimators):
+            raise ValueError(f"the branch arms {sorted(BRANCH_ARMS)} run with --policy bow only")
+        for name in ("seeds", "sweep_seeds", "groups", "train_tasks", "checkpoints", "credit_points", "epochs",
+                     "minibatch", "fixed_seeds"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
         if self.group_size < 2:
             raise ValueError("group_size must be >= 2 (group baselines need two rollouts)")
-        if not 0 < self.target <= 1:
+        if not self.lrs or min(self.lrs) <= 0:
+            raise ValueError(f"lrs must be positive learning rates, got {self.lrs}")
+        if self.target is not None and not 0 < self.target <= 1:
             raise ValueError("target success must be in (0, 1]")
+        if self.budget_steps is not None and self.budget_steps < 1:
+            raise ValueError("budget_steps must be >= 1")
+        if self.adv_scale not in SCALES:
+            raise ValueError(f"adv_scale must be one of {SCALES}, got {self.adv_scale!r}")
+
+    def budget_for(self, task: str) -> int:
+        return int(self.budget_steps if self.budget_steps is not None else TASK_DEFAULTS.get(task, (40_000, 0.5))[0])
+
+    def target_for(self, task: str) -> float:
+        return float(self.target if self.target is not None else TASK_DEFAULTS.get(task, (40_000, 0.5))[1])
+
+    def checkpoint_steps(self, task: str) -> np.ndarray:
+        """The env-step grid on which curves are compared: 0, budget/checkpoints, ..., budget."""
+        return np.linspace(0, self.budget_for(task), self.checkpoints + 1).round().astype(np.int64)
 
 
-def _estimator_kwargs(label: str, gamma: float) -> tuple[str, dict[str, Any]]:
+def estimator_call(label: str, gamma: float) -> tuple[str, dict[str, Any]]:
+    """(registered name, options) of a label, with the benchmark's γ where the estimator takes one."""
     name, opts = ESTIMATORS[label]
     opts = dict(opts)
     if "gamma" in estimator_options(name):
@@ -138,302 +213,186 @@ def _estimator_kwargs(label: str, gamma: float) -> tuple[str, dict[str, Any]]:
     return name, opts
 
 
-def evaluate(model: Any, feats: HashedBow, task: str, task_ids: Sequence[str], cfg: TrainBenchConfig,
-             seed: int) -> float:
-    """Success rate of the (sampling) policy on the given held-out task instances.
-
-    ``cfg.eval_rollouts`` rollouts per instance, sampled with a generator seeded from ``seed`` alone,
-    so every estimator is evaluated on the same instances with the same sampling seed.
-    """
+def task_instances(task: str, n: int, seed: int) -> tuple[Any, list[str]]:
+    """The env (unwrapped) and ``n`` task instances drawn for ``seed`` (the same for every estimator)."""
     spec = TRAIN_TASKS[task]
-    col = GroupedRolloutCollector(spec.env_id, group_size=cfg.eval_rollouts, history_depth=0, progress=False,
-                                  seed=seed, env_kwargs=dict(spec.env_kwargs))
-    gen = torch.Generator().manual_seed(1_000_000 + seed)
-    try:
-        b = col.collect(ActingPolicy(model, feats, gen), tasks=list(task_ids),
-                        seeds=[10_000 + i for i in range(len(task_ids))])
-    finally:
-        col.close()
-    return float(b.success_rate)
+    env = gym.make(spec.env_id, **dict(spec.env_kwargs)).unwrapped
+    ids = env.task_ids()
+    if len(ids) < n:
+        raise ValueError(f"{spec.env_id} has {len(ids)} task instances, fewer than train_tasks = {n}")
+    pick = np.random.default_rng(10_007 + seed).choice(len(ids), size=n, replace=False)
+    return env, [ids[i] for i in sorted(pick)]
 
 
-def train_one(task: str, label: str, seed: int, cfg: TrainBenchConfig) -> list[dict[str, Any]]:
-    """One training run; returns one row per evaluation (iteration, env steps, held-out success)."""
-    need_torch()
+def _collector(task: str, cfg: TrainBenchConfig, seed: int, horizon: int) -> GroupedRolloutCollector:
     spec = TRAIN_TASKS[task]
-    torch.manual_seed(seed)
-    gen = torch.Generator().manual_seed(seed)
-    feats = HashedBow(cfg.buckets)
-    model = BowPolicy(cfg.buckets, cfg.dim)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    name, opts = _estimator_kwargs(label, cfg.gamma)
-    import gymnasium as gym
+    return GroupedRolloutCollector(spec.env_id, group_size=cfg.group_size, history_depth=cfg.history_depth,
+                                   max_steps=horizon, progress=False, seed=seed, env_kwargs=dict(spec.env_kwargs))
 
-    ids = gym.make(spec.env_id, **dict(spec.env_kwargs)).unwrapped.task_ids()
-    if len(ids) < cfg.train_tasks + cfg.eval_tasks:
-        raise ValueError(f"{spec.env_id} has {len(ids)} task instances, fewer than train + eval "
-                         f"({cfg.train_tasks} + {cfg.eval_tasks})")
-    train_ids, eval_ids = ids[:cfg.train_tasks], ids[cfg.train_tasks:cfg.train_tasks + cfg.eval_tasks]
+
+def train_one_tabular(task: str, label: str, seed: int, lr: float, cfg: TrainBenchConfig,
+                      credit: bool = True) -> list[dict[str, Any]]:
+    """One tabular run: a row per iteration (env steps, exact success), credit metrics at ``credit_points``."""
+    env, ids = task_instances(task, cfg.train_tasks, seed)
+    policy = TabularSoftmax({k: env.model_for(k) for k in ids})
+    oracle = SuccessOracle(policy, {k: env.won_states(k) for k in ids})
+    horizon = max(int(m.horizon or 100) for m in policy.models.values())
+    name, opts = estimator_call(label, cfg.gamma)
     rng = np.random.default_rng(seed)
-    roots = cfg.group_size // 2 if label in BRANCH_ARMS else cfg.group_size
-    branch = (BranchConfig(budget_trajectories=float(cfg.group_size - roots), rule=BRANCH_ARMS[label], seed=seed)
-              if label in BRANCH_ARMS else None)
-    col = GroupedRolloutCollector(spec.env_id, group_size=roots, history_depth=cfg.history_depth,
-                                  progress=False, seed=seed, env_kwargs=dict(spec.env_kwargs))
+    budget = cfg.budget_for(task)
+    credit_marks = np.linspace(0, budget, cfg.credit_points + 1)[:-1] if credit else np.zeros(0)
+    col = _collector(task, cfg, seed, horizon)
     rows: list[dict[str, Any]] = []
-    env_steps = 0
-    t0 = time.perf_counter()
-
-    def record(it: int, train_success: float, stats: dict[str, float]) -> None:
-        rows.append({"task": task, "estimator": label, "seed": seed, "iteration": it, "env_steps": env_steps,
-                     "eval_success": evaluate(model, feats, task, eval_ids, cfg, seed),
-                     "train_success": train_success, "seconds": time.perf_counter() - t0, **stats})
-
-    record(0, float("nan"), {})
+    env_steps, it, nxt, t0 = 0, 0, 0, time.perf_counter()
+    nan = {k: float("nan") for k in CREDIT_METRICS}
+    rows.append({"task": task, "estimator": label, "seed": seed, "lr": lr, "iteration": 0, "env_steps": 0,
+                 "success": oracle.mean_success(), "seconds": 0.0, **nan, "credit_at": float("nan")})
     try:
-        for it in range(1, cfg.iterations + 1):
-            tasks = [train_ids[i] for i in rng.choice(len(train_ids), size=cfg.groups, replace=False)]
-            batch = col.collect(ActingPolicy(model, feats, gen), tasks=tasks, branch=branch)
+        while env_steps < budget:
+            it += 1
+            tasks = [ids[i] for i in rng.choice(len(ids), size=min(cfg.groups, len(ids)), replace=False)]
+            batch = col.collect(TabularActor(policy, seed * 1_000_003 + it), tasks=tasks)
+            steps = batch.steps
+            extras = [e for e, keep in zip(batch.extras, batch.row_mask()) if keep]
+            adv = scale_advantages(advantages(name, steps, **opts), cfg.adv_scale)
+            stats: dict[str, float] = {**nan, "credit_at": float("nan")}
+            if nxt < len(credit_marks) and env_steps >= credit_marks[nxt]:
+                while nxt < len(credit_marks) and env_steps >= credit_marks[nxt]:
+                    nxt += 1
+                # scored against the policy that collected this batch, i.e. after `env_steps` steps
+                stats = {**credit_snapshot(policy, extras, steps.t, adv, cfg.gamma), "credit_at": float(env_steps)}
+            s = np.fromiter((e["s"] for e in extras), dtype=np.int64, count=len(extras))
+            a = np.fromiter((e["a"] for e in extras), dtype=np.int64, count=len(extras))
+            n_traj = max(len(np.unique(steps.traj_id)), 1)
+            grads = policy_gradient(policy, [e["task"] for e in extras], s, a, adv / n_traj)
+            policy.step(grads, lr)
             env_steps += len(batch)
-            adv = advantages(name, batch.steps, **opts)
-            stats = ppo_update(model, opt, batch, adv, cfg, gen)
-            if it % cfg.eval_every == 0 or it == cfg.iterations:
-                record(it, batch.success_rate, stats)
+            rows.append({"task": task, "estimator": label, "seed": seed, "lr": lr, "iteration": it,
+                         "env_steps": env_steps, "success": oracle.mean_success(),
+                         "seconds": time.perf_counter() - t0, **stats})
     finally:
         col.close()
     return rows
 
 
-def steps_to_target(rows: Sequence[dict[str, Any]], target: float) -> float:
-    """Env steps at the first evaluation with held-out success >= target (NaN if never)."""
-    for r in sorted(rows, key=lambda r: r["iteration"]):
-        if r["eval_success"] >= target:
-            return float(r["env_steps"])
-    return float("nan")
+def train_one(task: str, label: str, seed: int, cfg: TrainBenchConfig, lr: float | None = None,
+              credit: bool = True) -> list[dict[str, Any]]:
+    """One run of ``cfg.policy``'s arm at learning rate ``lr`` (default: the first of ``cfg.lrs``)."""
+    lr = float(cfg.lrs[0] if lr is None else lr)
+    if cfg.policy == "bow":
+        from agentgym_credit.bench.train_text import train_one_text
+
+        return train_one_text(task, label, seed, lr, cfg)
+    return train_one_tabular(task, label, seed, lr, cfg, credit)
 
 
 @dataclass
 class TrainResult:
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)  # the fresh-seed runs at the picked rates
+    sweep: list[dict[str, Any]] = field(default_factory=list)  # one row per (task, estimator, lr, seed)
+    fixed: list[dict[str, Any]] = field(default_factory=list)  # credit metrics at fixed policies
     seconds: float = 0.0
+    load: tuple[float, float] | None = None
+
+
+def _auc(rows: Sequence[dict[str, Any]], marks: np.ndarray) -> float:
+    from agentgym_credit.bench.train_stats import on_grid
+
+    return float(np.mean(on_grid(rows, marks)))
 
 
 def run_benchmark(cfg: TrainBenchConfig) -> TrainResult:
-    """Every (task, estimator, seed) run, with a progress bar."""
+    """Learning-rate sweep (``sweep_seeds`` seeds from 1000), then ``seeds`` fresh seeds at each pick."""
     cfg.validate()
-    need_torch()
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny model: threads cost more than they give
-    res = TrainResult()
+    if cfg.policy == "bow":
+        need_torch()
+    res = TrainResult(load=(os.getloadavg()[0], float("nan")))
     t0 = time.perf_counter()
+    sweep = [(t, e, lr, 1000 + s) for t in cfg.tasks for e in cfg.estimators for lr in cfg.lrs
+             for s in range(cfg.sweep_seeds)] if len(cfg.lrs) > 1 else []
+    best: dict[tuple[str, str], float] = {}
+    for task, label, lr, seed in R.progress(sweep, total=len(sweep), desc="bench train: lr sweep",
+                                            enable=cfg.progress):
+        rows = train_one(task, label, seed, cfg, lr, credit=False)
+        res.sweep.append({"task": task, "estimator": label, "lr": lr, "seed": seed,
+                          "auc": _auc(rows, cfg.checkpoint_steps(task)), "final": rows[-1]["success"]})
+    for task in cfg.tasks:
+        for label in cfg.estimators:
+            scores = {lr: np.mean([r["auc"] for r in res.sweep if (r["task"], r["estimator"], r["lr"]) ==
+                                   (task, label, lr)]) for lr in cfg.lrs}
+            best[(task, label)] = max(cfg.lrs, key=lambda lr: scores.get(lr, -1.0)) if sweep else cfg.lrs[0]
     combos = [(t, e, s) for t in cfg.tasks for s in range(cfg.seeds) for e in cfg.estimators]
-    try:
-        for task, label, seed in R.progress(combos, total=len(combos), desc="bench train", enable=cfg.progress):
-            res.rows.extend(train_one(task, label, seed, cfg))
-    finally:
-        torch.set_num_threads(threads)
+    for task, label, seed in R.progress(combos, total=len(combos), desc="bench train", enable=cfg.progress):
+        res.rows.extend(train_one(task, label, seed, cfg, best[(task, label)]))
+    if cfg.policy == "tabular":
+        from agentgym_credit.bench.train_stats import fixed_policy_credit
+
+        res.fixed = fixed_policy_credit(cfg)
     res.seconds = time.perf_counter() - t0
+    res.load = (res.load[0], os.getloadavg()[0])
     return res
-
-
-def _curves(cfg: TrainBenchConfig, rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, R.Line]]:
-    panels: dict[str, dict[str, R.Line]] = {}
-    for task in cfg.tasks:
-        lines = {}
-        for label in cfg.estimators:
-            rs = [r for r in rows if r["task"] == task and r["estimator"] == label]
-            its = sorted({int(r["iteration"]) for r in rs})
-            xs, ys, es = [], [], []
-            for it in its:
-                at = [r for r in rs if int(r["iteration"]) == it]
-                m, h, _ = M.mean_ci(np.array([r["eval_success"] for r in at]))
-                xs.append(float(np.mean([r["env_steps"] for r in at])))
-                ys.append(m)
-                es.append(0.0 if not math.isfinite(h) else h)
-            lines[label] = (xs, ys, es)
-        panels[task] = lines
-    return panels
-
-
-def summary_rows(cfg: TrainBenchConfig, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per (task, estimator): steps to target (mean over seeds that reached it), reach count, final success."""
-    out = []
-    for task in cfg.tasks:
-        for label in cfg.estimators:
-            per_seed = [[r for r in rows if r["task"] == task and r["estimator"] == label and r["seed"] == s]
-                        for s in range(cfg.seeds)]
-            per_seed = [p for p in per_seed if p]
-            stt = np.array([steps_to_target(p, cfg.target) for p in per_seed])
-            final = np.array([max(p, key=lambda r: r["iteration"])["eval_success"] for p in per_seed])
-            best = np.array([max(r["eval_success"] for r in p) for p in per_seed])
-            m_final, h_final, _ = M.mean_ci(final)
-            m_stt, h_stt, k = M.mean_ci(stt)
-            total = float(np.mean([max(r["env_steps"] for r in p) for p in per_seed]))
-            out.append({"task": task, "estimator": label, "reached": k, "seeds": len(per_seed),
-                        "steps_to_target": m_stt, "steps_to_target_ci": h_stt,
-                        # censored mean: a seed that never reached the target counts its full budget
-                        "steps_to_target_censored": float(np.mean(np.where(np.isnan(stt), total, stt))),
-                        "final_success": m_final, "final_success_ci": h_final, "best_success": float(best.mean()),
-                        "budget_steps": total})
-    return out
-
-
-def findings(cfg: TrainBenchConfig, summary: Sequence[dict[str, Any]]) -> list[str]:
-    """The paper's training prediction checked on this run (markdown lines)."""
-    S = {(r["task"], r["estimator"]): r for r in summary}
-    lines = []
-    for task in cfg.tasks:
-        for lab, rule in BRANCH_ARMS.items():
-            b, f = S.get((task, lab)), S.get((task, "gigpo[state]"))
-            if b is not None and f is not None:
-                lines.append(
-                    f"- **{task}: GiGPO (state anchors) on rollout trees ({cfg.group_size // 2} roots + branches from "
-                    f"their true states, {rule} rule) vs flat groups of {cfg.group_size}, same seeds:** target reached "
-                    f"in {b['reached']}/{b['seeds']} vs {f['reached']}/{f['seeds']} seeds, censored mean env steps to "
-                    f"{cfg.target:.0%} {b['steps_to_target_censored']:.0f} vs {f['steps_to_target_censored']:.0f} "
-                    f"(ratio {b['steps_to_target_censored'] / max(f['steps_to_target_censored'], 1):.2f}); final held-out "
-                    f"success {b['final_success']:.2f} ± {b['final_success_ci']:.2f} vs {f['final_success']:.2f} ± "
-                    f"{f['final_success_ci']:.2f}."
-                    + (" No difference beyond noise (the intervals overlap)."
-                       if abs(b["final_success"] - f["final_success"]) < b["final_success_ci"] + f["final_success_ci"]
-                       or not math.isfinite(b["final_success_ci"] + f["final_success_ci"]) else ""))
-        g, e = S.get((task, "gigpo[state]")), S.get((task, "grpo"))
-        if g is None or e is None:
-            continue
-        if g["reached"] == 0 and e["reached"] == 0:
-            verdict = "cannot be decided on this run (neither reached the target within the budget)"
-        elif g["steps_to_target_censored"] < e["steps_to_target_censored"]:
-            verdict = "holds on this run"
-        else:
-            verdict = "does NOT hold on this run"
-        lines.append(
-            f"- **{task}: GiGPO (state anchors) vs GRPO, env steps to {cfg.target:.0%} held-out success:** "
-            f"prediction {verdict}: GiGPO reached the target in "
-            f"{g['reached']}/{g['seeds']} seeds, censored mean {g['steps_to_target_censored']:.0f} steps; GRPO "
-            f"{e['reached']}/{e['seeds']} seeds, {e['steps_to_target_censored']:.0f} steps (ratio GiGPO/GRPO "
-            f"{g['steps_to_target_censored'] / max(e['steps_to_target_censored'], 1):.2f}). Final held-out success "
-            f"{g['final_success']:.2f} vs {e['final_success']:.2f}."
-            + (f" Weak evidence: the final-success 95% intervals overlap (±{g['final_success_ci']:.2f} vs "
-               f"±{e['final_success_ci']:.2f}) and the target was reached by few seeds."
-               if abs(g["final_success"] - e["final_success"]) < (g["final_success_ci"] + e["final_success_ci"])
-               else ""))
-        o = S.get((task, "gigpo[obs]"))
-        if o is not None:
-            lines.append(
-                f"- {task}: GiGPO with state_key anchors vs obs_key anchors (the household hides clean/cool flags, "
-                f"so obs keys alias): final held-out success {g['final_success']:.2f} vs {o['final_success']:.2f}, "
-                f"target reached in {g['reached']}/{g['seeds']} vs {o['reached']}/{o['seeds']} seeds — "
-                + ("state anchors do no better here; consistent with the credit benchmark's aliased task, where obs anchors' larger groups "
-                   "give a step signal to more steps." if g["final_success"] <= o["final_success"]
-                   else "state anchors do better, as predicted."))
-        best = max((S[(task, lab)] for lab in cfg.estimators if (task, lab) in S),
-                   key=lambda r: (r["final_success"], -r["steps_to_target_censored"]))
-        worst = min((S[(task, lab)] for lab in cfg.estimators if (task, lab) in S),
-                    key=lambda r: (r["final_success"], -r["steps_to_target_censored"]))
-        lines.append(f"- {task}: highest final held-out success: `{best['estimator']}` ({best['final_success']:.2f}); "
-                     f"lowest: `{worst['estimator']}` ({worst['final_success']:.2f}). With {cfg.seeds} seeds and "
-                     f"{cfg.eval_tasks} held-out tasks, a difference below the CI half-widths in the table is noise.")
-    return lines
-
-
-def write_report(cfg: TrainBenchConfig, res: TrainResult) -> dict[str, Path]:
-    """``training.md``, ``training.csv`` and ``training.png`` under ``cfg.out``."""
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {"csv": R.write_csv(out / f"{cfg.name}.csv", res.rows)}
-    paths["png"] = R.plot_panels(out / f"{cfg.name}.png", _curves(cfg, res.rows), "environment steps",
-                                 "held-out success", ncols=min(3, len(cfg.tasks)), ylim=(-0.02, 1.02),
-                                 suptitle=f"success vs env steps (mean ± 95% CI over {cfg.seeds} seeds)")
-    summary = summary_rows(cfg, res.rows)
-    md = [f"# Training with each credit estimator{' (--quick)' if cfg.quick else ''}", "",
-          R.machine_lines(cfg.command), "",
-          f"Wall time {res.seconds:.1f} s (sum over runs).", "",
-          "## Setup", "",
-          f"- Policy: bilinear scorer over hashed bag-of-words features ({cfg.buckets} buckets, dim {cfg.dim}) of "
-          "observation + goal + previous action vs each admissible action; random init, no pretrained weights.",
-          f"- Loop (identical for every estimator): {cfg.iterations} iterations × {cfg.groups} training task "
-          f"instances × N = {cfg.group_size} rollouts via `GroupedRolloutCollector`; advantages from "
-          f"`agentgym_credit.credit.advantages(name, batch.steps, ...)` (γ = {cfg.gamma}, otherwise each "
-          f"estimator's defaults; HGPO depth K = {cfg.history_depth}, no episode term); PPO-clip ε = {cfg.clip}, "
-          f"{cfg.epochs} epochs, minibatch {cfg.minibatch}, Adam lr {cfg.lr}, entropy {cfg.entropy_coef}.",
-          f"- Evaluation every {cfg.eval_every} iterations: the sampling policy, {cfg.eval_rollouts} rollouts on each "
-          f"of {cfg.eval_tasks} **held-out** task instances (ids after the first {cfg.train_tasks}, never trained on).",
-          f"- Target: {cfg.target:.0%} held-out success. Steps to target = env steps at the first evaluation at or "
-          "above it; 'censored' counts a seed that never got there as the whole budget.",
-          "- Estimators: " + ", ".join(f"`{k}` = {ESTIMATORS[k][0]} {ESTIMATORS[k][1] or ''}".rstrip()
-                                       + (f" on rollout trees (branching, {BRANCH_ARMS[k]} rule)" if k in BRANCH_ARMS
-                                          else "")
-                                       for k in cfg.estimators), "",
-          "## Findings", "", *findings(cfg, summary), "",
-          "## Steps to target and final success", "", f"![training]({cfg.name}.png)", ""]
-    rows = [[r["task"], r["estimator"], f"{r['reached']}/{r['seeds']}",
-             R.fmt_ci(r["steps_to_target"], r["steps_to_target_ci"], 0), R.fmt_num(r["steps_to_target_censored"], 0),
-             R.fmt_ci(r["final_success"], r["final_success_ci"], 2), R.fmt_num(r["best_success"], 2)]
-            for r in summary]
-    md += [R.markdown_table(["task", "estimator", "reached", "steps to target (reached seeds)",
-                             "censored mean steps", "final held-out success", "best eval"], rows,
-                            align="llrrrrr"), "", f"Raw data: `{paths['csv'].name}`", ""]
-    paths["markdown"] = out / f"{cfg.name}.md"
-    paths["markdown"].write_text("\n".join(md))
-    return paths
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="agentgym-credit bench train",
-                                description="Train a small text policy with the same PPO loop per credit estimator.")
-    p.add_argument("--groups", type=int, default=None, help="training task instances per iteration (default 8)")
-    p.add_argument("--quick", action="store_true", help="a few iterations, one seed (smoke test)")
-    p.add_argument("--seeds", type=int, default=None, help="seeds per estimator (default 6)")
-    p.add_argument("--iterations", type=int, default=None, help="PPO iterations per run (default 90)")
-    p.add_argument("--tasks", nargs="+", choices=sorted(TRAIN_TASKS), default=None,
-                   help="task families (default household-small)")
+                                description="Train one policy-gradient loop per credit estimator (exact success "
+                                            "on the synthetic tasks).")
+    p.add_argument("--quick", action="store_true", help="tiny budgets, 2 seeds (a smoke test, < 2 min)")
+    p.add_argument("--policy", choices=("tabular", "bow"), default=None,
+                   help="tabular softmax with exact success (default) or the bag-of-words torch policy")
+    p.add_argument("--seeds", type=int, default=None, help="fresh seeds per estimator (default 10)")
+    p.add_argument("--sweep-seeds", type=int, default=None, help="seeds per learning rate in the sweep (default 3)")
+    p.add_argument("--lrs", type=float, nargs="+", default=None,
+                   help="learning rates swept per estimator (one value: no sweep)")
+    p.add_argument("--budget-steps", type=int, default=None, help="env steps per run (default: per task)")
+    p.add_argument("--groups", type=int, default=None, help="task instances per iteration (default 8)")
+    p.add_argument("--group-size", type=int, default=None, help="rollouts per group N (default 8)")
+    p.add_argument("--adv-scale", choices=SCALES, default=None, help="advantage rescaling per batch (default rms)")
+    p.add_argument("--tasks", nargs="+", choices=sorted(TRAIN_TASKS), default=None)
     p.add_argument("--estimators", nargs="+", choices=list(ESTIMATORS), default=None)
-    p.add_argument("--target", type=float, default=None, help="target held-out success (default 0.4)")
+    p.add_argument("--target", type=float, default=None, help="target success (default: per task)")
     p.add_argument("--out", type=Path, default=Path("benchmarks"))
     p.add_argument("--name", default="training")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--from-csv", type=Path, default=None,
-                   help="re-render the report from a training CSV written earlier (no training)")
+                   help="re-render the report from the CSVs written earlier (no training)")
     return p
+
+
+def config_from_args(argv: Sequence[str]) -> tuple[TrainBenchConfig, argparse.Namespace]:
+    args = build_parser().parse_args(list(argv))
+    kw: dict[str, Any] = {"out": args.out, "name": args.name, "progress": not args.no_progress,
+                          "command": "agentgym-credit bench train " + " ".join(argv)}
+    for k in ("seeds", "sweep_seeds", "budget_steps", "target", "groups", "group_size", "adv_scale", "policy"):
+        if getattr(args, k) is not None:
+            kw[k] = getattr(args, k)
+    for k in ("tasks", "estimators", "lrs"):
+        if getattr(args, k):
+            kw[k] = tuple(getattr(args, k))
+    cfg = TrainBenchConfig.quick_config(**kw) if args.quick else TrainBenchConfig(**kw)
+    return cfg, args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``agentgym-credit bench train``."""
+    from agentgym_credit.bench.train_report import print_summary, read_result, write_report
+
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
-    kw: dict[str, Any] = {"out": args.out, "name": args.name, "progress": not args.no_progress,
-                          "command": "agentgym-credit bench train " + " ".join(argv)}
-    for k in ("seeds", "iterations", "target", "groups"):
-        if getattr(args, k) is not None:
-            kw[k] = getattr(args, k)
-    if args.tasks:
-        kw["tasks"] = tuple(args.tasks)
-    if args.estimators:
-        kw["estimators"] = tuple(args.estimators)
-    cfg = TrainBenchConfig.quick_config(**kw) if args.quick else TrainBenchConfig(**kw)
+    cfg, args = config_from_args(argv)
     try:
         cfg.validate()
-        need_torch()
+        if cfg.policy == "bow":
+            need_torch()
     except (ValueError, DependencyNotInstalled) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.from_csv is not None:
-        rows = R.read_csv(args.from_csv)
-        for r in rows:
-            for k in ("seed", "iteration", "env_steps"):
-                r[k] = int(r[k])
-        runs = {(r["task"], r["estimator"], r["seed"]) for r in rows}
-        cfg.command = R.read_command(args.from_csv.with_suffix(".md")) or cfg.command
-        res = TrainResult(rows, sum(max(r["seconds"] for r in rows if (r["task"], r["estimator"], r["seed"]) == k)
-                                    for k in runs))
+        res = read_result(args.from_csv)
+        cfg = replace(cfg, command=R.read_command(args.from_csv.with_suffix(".md")) or cfg.command)
     else:
         res = run_benchmark(cfg)
     paths = write_report(cfg, res)
-    summary = summary_rows(cfg, res.rows)
-    print(R.markdown_table(["task", "estimator", "reached", "censored steps to target", "final success"],
-                           [[r["task"], r["estimator"], f"{r['reached']}/{r['seeds']}",
-                             R.fmt_num(r["steps_to_target_censored"], 0), R.fmt_num(r["final_success"], 2)]
-                            for r in summary]))
+    print_summary(cfg, res)
     print(f"wrote {', '.join(str(p) for p in paths.values())} in {res.seconds:.1f} s")
     return 0
 
@@ -444,20 +403,21 @@ if __name__ == "__main__":  # pragma: no cover
 
 __all__ = [
     "TRAIN_TASKS",
+    "TASK_DEFAULTS",
     "ESTIMATORS",
     "BRANCH_ARMS",
-    "DEFAULT_ESTIMATORS",
+    "default_estimators",
     "HashedBow",
     "BowPolicy",
     "ActingPolicy",
     "ppo_update",
     "TrainBenchConfig",
-    "evaluate",
+    "TrainResult",
+    "estimator_call",
+    "task_instances",
     "train_one",
-    "steps_to_target",
+    "train_one_tabular",
     "run_benchmark",
-    "summary_rows",
-    "findings",
-    "write_report",
+    "build_parser",
     "main",
 ]

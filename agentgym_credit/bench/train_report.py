@@ -1,0 +1,308 @@
+"""The report of ``bench train``: ``training.md``, its CSVs and ``training.png``.
+
+What lives here: :data:`PREDICTIONS` (written before the committed run), :func:`findings`,
+:func:`write_report`, :func:`read_result` (re-render from the CSVs), :func:`print_summary`,
+:func:`plot_training` (success and credit accuracy along training, mean and 95% band per estimator).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from agentgym_credit.bench import metrics as M
+from agentgym_credit.bench import report as R
+from agentgym_credit.bench import train_stats as TS
+from agentgym_credit.bench.credit_gradient import CREDIT_METRICS
+
+if TYPE_CHECKING:
+    from agentgym_credit.bench.train import TrainBenchConfig, TrainResult
+
+PREDICTIONS = (
+    "Written before the committed run (tabular softmax policy, exact success, step size matched):",
+    "- Step-level credit (GiGPO, either key) reaches the target in fewer env steps than GRPO on every task, by "
+    "10-30%; the paired interval excludes 0 after Holm on aliased and household-small, maybe not on cue "
+    "(a short task where GRPO's episode signal already points the right way).",
+    "- HGPO does not beat GiGPO[state] beyond noise; HGPO with its episode term learns at least as fast as without.",
+    "- A graph estimator keyed on obs_key, if registered, has the highest Pearson along training but does not "
+    "beat GiGPO[obs] in env steps to target on household-small (hidden-state actions are self-loops in the "
+    "observation graph).",
+    "- Of the credit metrics, the gradient cosine and the |A^π|-weighted sign accuracy rank estimators by "
+    "learning speed better than row-averaged Pearson (higher Spearman across estimators).",
+)
+"""The predictions stated in the report, fixed before the run that produced the committed numbers."""
+
+METRIC_NAMES = {"pearson": "Pearson r", "sign_acc": "sign accuracy", "wsign_acc": "|A^π|-weighted sign accuracy",
+                "grad_cos": "gradient cosine"}
+STEP_LEVEL = ("gigpo[state]", "gigpo[obs]", "hgpo", "hgpo+episode", "hgpo_precision")
+
+
+def _c(d: dict[str, Any], key: str, digits: int) -> str:
+    return R.fmt_ci(d[key], d.get(f"{key}_ci", float("nan")), digits)
+
+
+def _cmp(C: dict, task: str, a: str, b: str, measure: str) -> dict[str, Any] | None:
+    return C.get((task, a, b, measure))
+
+
+def _phrase(c: dict[str, Any], unit: str, digits: int) -> str:
+    verdict = {"win": "better, surviving Holm", "loss": "worse, surviving Holm", "tie": "no difference after Holm"}
+    rel = f", {c['relative']:+.0%}" if math.isfinite(c["relative"]) else ""
+    return (f"{c['diff']:+.{digits}f}{unit} ± {c['ci']:.{digits}f}{rel} (p = {c['p']:.3g}, {verdict[c['holm']]})"
+            if math.isfinite(c["p"]) else f"{c['diff']:+.{digits}f}{unit} (no interval)")
+
+
+def findings(cfg: TrainBenchConfig, summary: Sequence[dict[str, Any]], comps: Sequence[dict[str, Any]]) -> list[str]:
+    """One paragraph per task: did step-level credit help, by how much; graph[obs] vs GiGPO[obs]."""
+    C = {(c["task"], c["a"], c["b"], c["measure"]): c for c in comps}
+    S = {(r["task"], r["estimator"]): r for r in summary}
+    lines = []
+    for task in cfg.tasks:
+        if (task, "grpo") not in S:
+            continue
+        steps = [(e, C[(task, e, "grpo", "steps_censored")]) for e in STEP_LEVEL
+                 if (task, e, "grpo", "steps_censored") in C]
+        if steps:
+            e, c = min(steps, key=lambda x: x[1]["diff"])
+            wins = [x for x, cc in steps if cc["holm"] == "win"]
+            f = C[(task, e, "grpo", "final")]
+            helped = ("yes" if wins else "not beyond noise") if c["diff"] < 0 else "no"
+            lines.append(
+                f"- **{task}: did step-level credit help? {helped}.** Best step-level estimator `{e}` vs GRPO, "
+                f"env steps to {cfg.target_for(task):.0%} exact success: {_phrase(c, '', 0)}; exact final success "
+                f"{_phrase(f, '', 3)}. Step-level estimators ahead of GRPO after Holm: "
+                f"{', '.join(f'`{w}`' for w in wins) or 'none'}.")
+        for g in [x for x in cfg.estimators if x.split("[")[0] in ("graph", "graphgpo", "gagpo")]:
+            key = g[g.index("["):] if "[" in g else "[state]"
+            c = C.get((task, g, f"gigpo{key}", "steps_censored"))
+            if c is None:
+                continue
+            f = C[(task, g, f"gigpo{key}", "final")]
+            goal = "met" if c["holm"] == "win" else "NOT met"
+            lines.append(f"- {task}: `{g}` vs `gigpo{key}`, env steps to target {_phrase(c, '', 0)}; final "
+                         f"{_phrase(f, '', 3)}" + (f" — issue 20's goal (fewer env steps on obs_key) {goal} here."
+                                                   if key == "[obs]" else "."))
+        h = C.get((task, "hgpo", "gigpo[state]", "steps_censored"))
+        if h is not None:
+            lines.append(f"- {task}: HGPO vs GiGPO[state], env steps to target {_phrase(h, '', 0)}.")
+        ep = C.get((task, "hgpo+episode", "hgpo", "steps_censored"))
+        if ep is not None:
+            lines.append(f"- {task}: HGPO with vs without its episode term, env steps to target {_phrase(ep, '', 0)}.")
+    return lines
+
+
+def predicts_lines(cfg: TrainBenchConfig, ranks: Sequence[dict[str, Any]]) -> list[str]:
+    """The lead: which credit metric's ranking of the estimators matches their learning speed."""
+    if not ranks:
+        return ["No credit metrics (the bow arm has no exact A^π)."]
+    cols = ("along_training", *TS.FIXED_POLICIES)
+    mean = {(m, col): float(np.nanmean([r[col] for r in ranks if r["metric"] == m] or [np.nan]))
+            for m in CREDIT_METRICS for col in cols}
+    best = max(CREDIT_METRICS, key=lambda m: -2 if math.isnan(mean[(m, "along_training")]) else mean[(m, "along_training")])
+    n = max(r["estimators"] for r in ranks)
+    lines = [f"Spearman rank correlation, across the {n} estimators of each task, between a credit metric and "
+             "learning speed (area under the exact success curve of the fresh-seed runs). With this few estimators "
+             f"a single correlation is noisy (|ρ| < {_rho_crit(n):.2f} is not distinguishable from 0 at 5%).", "",
+             f"- **Best predictor along training: {METRIC_NAMES[best]}** (mean ρ over tasks "
+             f"{mean[(best, 'along_training')]:+.2f}); "
+             + "; ".join(f"{METRIC_NAMES[m]} {mean[(m, 'along_training')]:+.2f}" for m in CREDIT_METRICS if m != best)
+             + ".",
+             "- At the fixed policies (one batch each, the same batch for every estimator): "
+             + "; ".join(f"{pol}: " + ", ".join(f"{METRIC_NAMES[m]} {mean[(m, pol)]:+.2f}" for m in CREDIT_METRICS)
+                         for pol in TS.FIXED_POLICIES) + ".", ""]
+    rows = [[r["task"], METRIC_NAMES[r["metric"]], *(R.fmt_num(r[c], 2) for c in cols)] for r in ranks]
+    lines.append(R.markdown_table(["task", "metric", "ρ along training", *(f"ρ at {p}" for p in TS.FIXED_POLICIES)],
+                                  rows, align="ll" + "r" * len(cols)))
+    return lines
+
+
+def _rho_crit(n: int) -> float:
+    """Approximate two-sided 5% critical |Spearman ρ| for n items (t approximation)."""
+    if n < 4:
+        return float("nan")
+    t = M.t_quantile_975(n - 2)
+    return t / math.sqrt(n - 2 + t * t)
+
+
+def plot_training(path: Path, cfg: TrainBenchConfig, rows: Sequence[dict[str, Any]]) -> Path | None:
+    """Top row: exact success vs env steps; bottom row: Pearson vs exact A^π of the current policy along
+    training; mean and 95% band over seeds per estimator."""
+    try:
+        from agentgym_credit.plotting import pyplot
+
+        plt = pyplot()
+    except ImportError as e:
+        print(f"plot skipped ({path.name}): {e}")
+        return None
+    runs = TS._runs(rows)
+    has_credit = any(math.isfinite(float(r.get("pearson", float("nan")))) for r in rows)
+    nrow = 2 if has_credit else 1
+    fig, axes = plt.subplots(nrow, len(cfg.tasks), figsize=(4.6 * len(cfg.tasks), 3.3 * nrow + 0.8), squeeze=False)
+    handles = {}
+    for j, task in enumerate(cfg.tasks):
+        marks = cfg.checkpoint_steps(task)
+        for i, label in enumerate(cfg.estimators):
+            rs = [v for (t, e, _), v in runs.items() if t == task and e == label]
+            if not rs:
+                continue
+            color = f"C{i % 10}"
+            curves = np.array([TS.on_grid(r, marks) for r in rs])
+            m, h = _band(curves)
+            (ln,) = axes[0, j].plot(marks, m, color=color, lw=1.4, label=label)
+            axes[0, j].fill_between(marks, m - h, m + h, color=color, alpha=0.15, lw=0)
+            handles.setdefault(label, ln)
+            if has_credit:
+                pts = [[r for r in TS._sorted(run) if math.isfinite(float(r.get("pearson", float("nan"))))]
+                       for run in rs]
+                k = min(len(p) for p in pts)
+                if k:
+                    x = np.mean([[p[i]["credit_at"] for i in range(k)] for p in pts], axis=0)
+                    pm, ph = _band(np.array([[p[i]["pearson"] for i in range(k)] for p in pts]))
+                    axes[1, j].plot(x, pm, color=color, lw=1.4, marker="o", ms=3)
+                    axes[1, j].fill_between(x, pm - ph, pm + ph, color=color, alpha=0.15, lw=0)
+        axes[0, j].set_title(f"{task}: exact success", fontsize=9)
+        axes[0, j].axhline(cfg.target_for(task), color="grey", ls=":", lw=1)
+        axes[0, j].set_ylim(-0.02, 1.02)
+        if has_credit:
+            axes[1, j].set_title(f"{task}: Pearson(Â, exact A^π of the current policy)", fontsize=9)
+            axes[1, j].set_ylim(-0.2, 1.0)
+        for ax in axes[:, j]:
+            ax.set_xlabel("environment steps", fontsize=8)
+            ax.tick_params(labelsize=7)
+            ax.grid(alpha=0.3)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=min(len(handles), 5), fontsize=8,
+               frameon=False)
+    seeds = max((len({s for (t, _, s) in runs if t == task}) for task in cfg.tasks), default=0)
+    fig.suptitle(f"bench train: mean and 95% band over {seeds} seeds, step size matched", fontsize=10)
+    fig.tight_layout(rect=(0, 0.08, 1, 0.96))
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def _band(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    m = np.nanmean(a, axis=0)
+    n = a.shape[0]
+    if n < 2:
+        return m, np.zeros_like(m)
+    return m, M.t_quantile_975(n - 1) * np.nanstd(a, axis=0, ddof=1) / math.sqrt(n)
+
+
+def _rounded(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: (round(v, 6) if isinstance(v, float) and math.isfinite(v) else v) for k, v in r.items()} for r in rows]
+
+
+def write_report(cfg: TrainBenchConfig, res: TrainResult) -> dict[str, Path]:
+    """``{name}.md``, ``{name}.csv`` (every iteration), ``{name}_sweep.csv``, ``{name}_credit.csv`` and
+    ``{name}.png`` under ``cfg.out``."""
+    from agentgym_credit.bench.train import ESTIMATORS
+
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"csv": R.write_csv(out / f"{cfg.name}.csv", _rounded(res.rows))}
+    if res.sweep:
+        paths["sweep_csv"] = R.write_csv(out / f"{cfg.name}_sweep.csv", _rounded(res.sweep))
+    if res.fixed:
+        paths["credit_csv"] = R.write_csv(out / f"{cfg.name}_credit.csv", _rounded(res.fixed))
+    png = plot_training(out / f"{cfg.name}.png", cfg, res.rows)
+    runs = TS.run_table(cfg, res.rows)
+    summary = TS.summary_rows(cfg, runs)
+    comps = TS.comparisons(cfg, runs)
+    ranks = TS.rank_correlations(cfg, summary, res.fixed) if res.fixed else []
+    load = (f" Load (1-minute average) {res.load[0]:.1f} at the start, {res.load[1]:.1f} at the end, on "
+            f"{os.cpu_count()} CPUs." if res.load and all(math.isfinite(x) for x in res.load) else "")
+    tab = cfg.policy == "tabular"
+    md = [f"# Training with each credit estimator{' (--quick: a smoke test, not a result)' if cfg.quick else ''}", "",
+          R.machine_lines(cfg.command), "", f"Wall time {res.seconds:.0f} s.{load}", "",
+          "## What predicts learning", "", *predicts_lines(cfg, ranks), "",
+          "## Predictions", "", *PREDICTIONS, "",
+          "## Findings", "",
+          f"Paired over {cfg.seeds} seeds (each seed: the same task instances and env seeds for every estimator); "
+          f"intervals are 95% t-intervals of the paired difference; a difference counts only if it survives Holm's "
+          f"correction over all {len(comps)} comparisons of this report (α = 0.05).", "",
+          *findings(cfg, summary, comps), "",
+          "## Setup", "",
+          (f"- Policy: a softmax table over each task instance's TRUE states (logits per state and admissible "
+           f"action, all 0 at the start = uniform); one plain policy-gradient step per batch, θ += lr · "
+           f"(1/#trajectories) Σ Â ∇log π. Success is the **exact** probability of winning under the current "
+           f"policy, from the env's model, averaged over the {cfg.train_tasks} task instances a seed trains on "
+           f"(drawn per seed; a table does not generalize, so there is no held-out set)."
+           if tab else
+           f"- Policy: bag-of-words torch scorer, PPO-clip ({cfg.epochs} epochs), success sampled on "
+           f"{cfg.eval_tasks} held-out instances × {cfg.eval_rollouts} episodes."),
+          f"- Each iteration: {cfg.groups} task instances × N = {cfg.group_size} rollouts with "
+          f"`GroupedRolloutCollector`; advantages from `agentgym_credit.credit.advantages` on `batch.steps` "
+          f"(γ = {cfg.gamma}, history depth K = {cfg.history_depth}, otherwise each estimator's defaults).",
+          f"- Step size matched: advantages rescaled per batch (`adv_scale={cfg.adv_scale}`), and each "
+          f"estimator's learning rate picked from {list(cfg.lrs)} by the mean area under its success curve on "
+          f"{cfg.sweep_seeds} sweep seeds (1000..); the report uses {cfg.seeds} fresh seeds (0..) at the picked rate.",
+          "- Budgets in env steps: " + ", ".join(f"{t} {cfg.budget_for(t):,} steps, target {cfg.target_for(t):.0%}"
+                                                 for t in cfg.tasks)
+          + ". Curves compare on a grid of env steps (the policy after the last update within each grid point); "
+          "steps to target = env steps of the first update at or above it, censored at the budget.",
+          "- Credit metrics (exact, vs A^π of the policy that collected the batch, on the rows the update uses) at "
+          f"{cfg.credit_points} points along training and at fixed policies ({', '.join(TS.FIXED_POLICIES)}; "
+          f"{cfg.fixed_seeds} batches each): Pearson, sign accuracy, |A^π|-weighted sign accuracy, and the cosine "
+          "between Σ Â ∇log π and Σ A^π ∇log π for this softmax table (`agentgym_credit.bench.credit_gradient`).",
+          "- Estimators: " + ", ".join(f"`{k}` = {ESTIMATORS[k][0]} {ESTIMATORS[k][1] or ''}".rstrip()
+                                       for k in cfg.estimators), ""]
+    if png is not None:
+        md += [f"![training]({png.name})", ""]
+    md += ["## Steps to target and exact final success", "",
+           R.markdown_table(["task", "estimator", "lr", "reached", "env steps to target (censored)", "final success",
+                             "AUC", "Pearson along training", "grad cosine"],
+                            [[r["task"], r["estimator"], R.fmt_num(r["lr"], 3), f"{r['reached']}/{r['seeds']}",
+                              _c(r, "steps_censored", 0), _c(r, "final", 3), _c(r, "auc", 3), _c(r, "pearson", 2),
+                              _c(r, "grad_cos", 2)] for r in summary], align="lllrrrrrr"), "",
+           "## Paired comparisons (a − b over seeds, Holm over the whole table)", "",
+           R.markdown_table(["task", "a", "b", "measure", "a − b", "relative", "p", "Holm"],
+                            [[c["task"], c["a"], c["b"], TS.COMPARED[c["measure"]],
+                              R.fmt_ci(c["diff"], c["ci"], 0 if c["measure"] == "steps_censored" else 3),
+                              "–" if not math.isfinite(c["relative"]) else f"{c['relative']:+.0%}",
+                              R.fmt_num(c["p"], 3), c["holm"]] for c in comps], align="llllrrrl"), ""]
+    if res.fixed:
+        fs = TS.fixed_summary(cfg, res.fixed)
+        md += ["## Credit metrics at fixed policies", "",
+               R.markdown_table(["task", "policy", "estimator", *(METRIC_NAMES[m] for m in CREDIT_METRICS)],
+                                [[f["task"], f["policy"], f["estimator"], *(_c(f, m, 2) for m in CREDIT_METRICS)]
+                                 for f in fs], align="lll" + "r" * len(CREDIT_METRICS)), ""]
+    md += [f"Raw data: `{paths['csv'].name}` (every iteration of the fresh-seed runs)"
+           + (f", `{cfg.name}_sweep.csv`" if res.sweep else "") + (f", `{cfg.name}_credit.csv`" if res.fixed else "")
+           + ".", ""]
+    paths["markdown"] = out / f"{cfg.name}.md"
+    paths["markdown"].write_text("\n".join(md))
+    if png is not None:
+        paths["png"] = png
+    return paths
+
+
+def read_result(csv_path: Path) -> TrainResult:
+    """A :class:`~agentgym_credit.bench.train.TrainResult` from the CSVs of an earlier run."""
+    from agentgym_credit.bench.train import TrainResult
+
+    rows = R.read_csv(csv_path)
+    for r in rows:
+        for k in ("seed", "iteration", "env_steps"):
+            r[k] = int(r[k])
+    side = {k: csv_path.with_name(csv_path.stem + f"_{k}.csv") for k in ("sweep", "credit")}
+    res = TrainResult(rows=rows, sweep=R.read_csv(side["sweep"]) if side["sweep"].exists() else [],
+                      fixed=R.read_csv(side["credit"]) if side["credit"].exists() else [])
+    runs = TS._runs(rows)
+    res.seconds = float(sum(max(float(r["seconds"]) for r in v) for v in runs.values()))
+    return res
+
+
+def print_summary(cfg: TrainBenchConfig, res: TrainResult) -> None:
+    summary = TS.summary_rows(cfg, TS.run_table(cfg, res.rows))
+    print(R.markdown_table(["task", "estimator", "lr", "reached", "censored steps to target", "final success"],
+                           [[r["task"], r["estimator"], R.fmt_num(r["lr"], 3), f"{r['reached']}/{r['seeds']}",
+                             R.fmt_num(r["steps_censored"], 0), R.fmt_num(r["final"], 3)] for r in summary]))
+
+
+__all__ = ["PREDICTIONS", "METRIC_NAMES", "findings", "predicts_lines", "plot_training", "write_report",
+           "read_result", "print_summary"]
