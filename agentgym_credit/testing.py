@@ -61,7 +61,6 @@ for a valid action (an env with an unbounded action set should provide it).
 
 from __future__ import annotations
 
-import json
 import re
 import time
 import warnings
@@ -488,9 +487,8 @@ class _Checker:
             ("not bytes", snap.decode("latin-1")),
             ("truncated", snap[: len(snap) // 2]),
         ]
-        head, _, body = snap.partition(b"\n")
-        if head.startswith(_snapshot.SNAPSHOT_HEADER + b" "):
-            doc = json.loads(body)
+        if snap.startswith(_snapshot.SNAPSHOT_HEADER + b"\n"):
+            doc = _snapshot.inspect_snapshot(snap)
             bad.append(("from another configuration",
                         _snapshot.pack(doc["env"], "0" * 32, doc["rng"], doc["payload"])))
             bad.append(("from another env class",

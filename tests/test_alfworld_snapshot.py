@@ -128,7 +128,7 @@ print(json.dumps([snap, out]))
 def test_restore_in_another_process():
     """Two interpreters with the same arguments (and string hash seed, which orders the engine's words)."""
     tail = json.dumps(_actions(15, 4))
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    env = {**os.environ, "PYTHONHASHSEED": "0", "AGENTGYM_CREDIT_SNAPSHOT_KEY": "a-key-both-interpreters-share"}
     made = subprocess.run([sys.executable, "-c", _CHILD, "make", json.dumps(KW), tail], capture_output=True,
                           text=True, cwd=REPO, env=env, timeout=600)
     assert made.returncode == 0, made.stderr[-2000:]

@@ -128,9 +128,13 @@ def test_restore_in_another_process(cache, tmp_path):
     snaps, actions, steps = _episode_with_snapshots(env, 11, task=4)
     (tmp_path / "snap.bin").write_bytes(snaps[1][0])
     (tmp_path / "actions.json").write_text(json.dumps(actions[1:]))
+    from agentgym_credit.envs.snapshot import snapshot_key
+
     script = f"""
 import json, sys
+from agentgym_credit.envs.snapshot import set_snapshot_key
 from agentgym_credit.envs.webshop.env import WebShopEnv
+set_snapshot_key(bytes.fromhex({snapshot_key().hex()!r}))  # the parent's key: a snapshot restores only under it
 env = WebShopEnv(num_products=600, split="test", cache_dir={str(cache)!r}, observation_mode="text_rich")
 obs, info = env.set_state(open({str(tmp_path / "snap.bin")!r}, "rb").read())
 out = [[obs, info["state_key"]]]

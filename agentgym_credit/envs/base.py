@@ -18,14 +18,17 @@ Subclasses implement :meth:`_reset_impl` and :meth:`_step_impl` and return ``inf
 ``state_key``, ``admissible_actions``, ``task_id`` and ``won``; ``obs_key`` defaults to the
 normalized observation text and ``action_valid`` to ``True``.
 
-Snapshots (branching): ``get_state()`` returns bytes (JSON data behind a checksum, never a pickle;
+Snapshots (branching): ``get_state()`` returns bytes (data behind a keyed MAC, never a pickle;
 :mod:`agentgym_credit.envs.snapshot`) holding the episode RNG and the env's own payload;
-``set_state(snapshot)`` restores it in this or another process of an env made with the same
-arguments and returns the ``(obs, info)`` of the restored step, as ``reset`` does. A subclass that
+``set_state(snapshot)`` restores it in this or another process (with the same snapshot key) of an env
+made with the same arguments and returns the ``(obs, info)`` of the restored step, as ``reset`` does.
+Every refusal is a ``SnapshotError``. The payload is checked field by field by the env, which returns
+what can be derived (state key, ``won``, admissible actions) from its engine, not from the payload. A subclass that
 supports it implements :meth:`_snapshot_config` (its configuration as plain data),
 :meth:`_snapshot_payload` (everything the next steps depend on: simulator state, step count,
 history the observation depends on) and :meth:`_restore_snapshot` (the inverse, returning
-``(obs, info)``); the others raise :class:`~agentgym_credit.errors.SnapshotUnsupported`.
+``(obs, info)``: check every field's type and range, raise ``SnapshotError`` for a bad one; any other
+exception it lets out is turned into one); the others raise :class:`~agentgym_credit.errors.SnapshotUnsupported`.
 """
 
 from __future__ import annotations
@@ -40,7 +43,13 @@ import gymnasium as gym
 import numpy as np
 
 from agentgym_credit.envs import snapshot as _snapshot
-from agentgym_credit.errors import ContractViolation, ResetNeeded, SnapshotUnsupported
+from agentgym_credit.errors import (
+    ContractViolation,
+    CreditError,
+    ResetNeeded,
+    SnapshotError,
+    SnapshotUnsupported,
+)
 from agentgym_credit.keys import normalize_text
 
 CONTRACT_INFO_KEYS: tuple[str, ...] = (
@@ -137,6 +146,9 @@ class CreditEnv(gym.Env[str, str]):
             raise ValueError(f"unknown reset options {sorted(unknown)}; supported: {sorted(self.reset_options)}")
         if isinstance(seed, np.integer):  # gymnasium accepts only a Python int
             seed = int(seed)
+        if seed is not None:  # gymnasium replaces the generator: a restored state not applied yet is dropped
+            self._rng_pending = None
+        self._rng_cache = None
         super().reset(seed=seed)
         self._needs_reset = True  # a reset that raises must not let the old episode go on
         obs, info = self._reset_impl(dict(options or {}))
@@ -195,23 +207,70 @@ class CreditEnv(gym.Env[str, str]):
             )
         config = self._config_memo(self._snapshot_config())
         payload = self._snapshot_payload()
-        return _snapshot.pack(type(self).__name__, config, self.np_random.bit_generator.state, payload)
+        return _snapshot.seal(type(self).__name__, config, self._rng_bytes(), payload)
 
     def set_state(self, snapshot: bytes) -> tuple[str, dict[str, Any]]:
         """Restore a snapshot taken by ``get_state`` of an env with the same configuration; returns the
-        restored step's ``(obs, info)``. A corrupted or foreign snapshot raises ``SnapshotError`` and
-        leaves the env needing a reset."""
+        restored step's ``(obs, info)``. Any snapshot it refuses (corrupted, forged, foreign, signed with
+        another key, a field out of range) raises ``SnapshotError`` — nothing else — and leaves the env
+        needing a reset with its RNG untouched."""
         self._needs_reset = True  # a restore that raises (even a refused snapshot) must not let the old episode go on
+        name = type(self).__name__
         config = self._config_memo(self._snapshot_config())
-        rng_state, payload = _snapshot.unpack(snapshot, type(self).__name__, config)
-        if self._np_random is None:
-            self.np_random  # noqa: B018  (creates the generator so its state can be set)
-        self.np_random.bit_generator.state = rng_state
-        obs, info = self._restore_snapshot(payload)
+        rng, payload = _snapshot.open_snapshot(snapshot, name, config)
+        try:
+            obs, info = self._restore_snapshot(payload)
+        except (SnapshotError, CreditError, OSError):
+            raise
+        except Exception as exc:  # noqa: BLE001  (a payload the env's own checks let through: still refused)
+            raise SnapshotError(f"{name} snapshot payload is not valid: {type(exc).__name__}: {exc}") from exc
+        state = _snapshot.rng_state(rng)
+        if state is not None:  # applied when the RNG is next used (most restores are followed by none)
+            self._rng_pending, self._rng_cache = state, (None, rng)
         info = self._complete_info(obs, info)
         self._needs_reset = False
         self._last_obs, self._last_info = obs, info
         return obs, info
+
+    # -- the episode RNG, as snapshots see it -----------------------------------------------------
+    _rng_pending: dict[str, Any] | None = None
+    """A restored RNG state not applied yet (set_state defers it to the next use of ``np_random``)."""
+    _rng_cache: tuple[Any, bytes] | None = None
+    """``(generator, its state as snapshot bytes)`` while nobody has used ``np_random`` since."""
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The episode RNG (gymnasium's ``np_random``). Every access counts as a use: the next snapshot
+        reads its state again."""
+        self._rng_cache = None
+        if self._rng_pending is not None:
+            self._apply_rng()
+        return gym.Env.np_random.fget(self)
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        self._rng_pending = self._rng_cache = None
+        gym.Env.np_random.fset(self, value)
+
+    def _apply_rng(self) -> None:
+        state, self._rng_pending = self._rng_pending, None
+        gen = self._np_random
+        if gen is None or type(gen.bit_generator).__name__ != state["bit_generator"]:
+            gen = np.random.Generator(getattr(np.random, state["bit_generator"])())
+            self._np_random, self._np_random_seed = gen, -1
+        gen.bit_generator.state = state  # checked by snapshot.rng_state: cannot fail
+
+    def _rng_bytes(self) -> bytes:
+        """The RNG state as snapshot bytes, read again only when the RNG was used since the last read."""
+        cache = self._rng_cache
+        if cache is not None and (cache[0] is None or cache[0] is self._np_random):
+            return cache[1]
+        if self._rng_pending is not None:
+            self._apply_rng()
+        gen = self._np_random
+        blob = _snapshot.rng_blob(None if gen is None else gen.bit_generator.state)
+        self._rng_cache = (gen, blob)
+        return blob
 
     def _complete_info(self, obs: str, info: dict[str, Any]) -> dict[str, Any]:
         if "obs_key" not in info:  # not setdefault: it would normalize the text even when unused

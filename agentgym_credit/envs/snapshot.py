@@ -1,36 +1,126 @@
-"""Env snapshots as data: the byte format behind ``CreditEnv.get_state`` / ``set_state``.
+"""Env snapshots as data behind a keyed MAC: the byte format behind ``CreditEnv.get_state`` / ``set_state``.
 
-A snapshot is UTF-8 JSON (never a pickle) behind a one-line header and a checksum::
+A snapshot is bytes from a stranger until proven otherwise: it crosses process and disk boundaries
+(branching sends it to any worker; a user may save it), so it is authenticated with a secret key and
+then every field is checked. The format::
 
-    agc-snapshot/1 <blake2b-128 hex of the body>\\n<JSON body>
+    b"agc-snapshot/2\\n" + tag (32 bytes) + body
+    body = <env class name> \\n <config fingerprint> \\n <RNG state> \\n <kind: b"j" JSON | b"b" bytes> <payload>
 
-The body is ``{"env": <class name>, "config": <hash of the env configuration>,
-"rng": <np_random bit-generator state>, "payload": <the env's own plain data>}``. ``unpack``
-refuses (``SnapshotError``) anything that is not bytes, has another header, a wrong checksum
-(a corrupted snapshot), invalid JSON, or was taken from another env class or configuration
-(a foreign snapshot): restoring it would silently put the env in a wrong state.
+``tag`` is keyed BLAKE2b-256 of the body (BLAKE2's keyed mode is a MAC, RFC 7693; it costs half of
+HMAC-SHA256 here, which matters at one snapshot per step). The RNG state is the ``np_random`` bit
+generator's (``PCG64 <state> <inc> <has_uint32> <uinteger>`` in hex, or ``J`` + JSON for the other
+numpy bit generators, ``-`` for none); the payload is the env's own plain JSON data or its own bytes.
 
-Plain data means JSON types only: ``dict`` with ``str`` keys, ``list``, ``str``, ``int`` (any size:
-PCG64 states are 128-bit), ``float``, ``bool``, ``None``. Lone surrogates in text survive
-(``ensure_ascii`` escapes them).
+What lives here:
+
+- the key: :func:`snapshot_key`, :func:`set_snapshot_key`, :data:`KEY_ENV`. Each process starts with
+  a random key unless ``$AGENTGYM_CREDIT_SNAPSHOT_KEY`` gives one, so a snapshot restores only in the
+  process that took it — or wherever the same key is set. The collector's subprocess and Ray backends
+  hand their workers the parent's key; to restore a saved snapshot in another run, set the same key
+  (environment variable or :func:`set_snapshot_key`) in both.
+- :func:`seal` / :func:`open_snapshot` — write and check one snapshot (what ``CreditEnv`` uses);
+  :func:`pack` / :func:`unpack` — the same with the RNG state as numpy's dict (for wrappers and tools);
+- :func:`rng_blob` / :func:`rng_state` — the RNG state to bytes and back, checked;
+- :func:`inspect_snapshot` — read a snapshot's fields without trusting them (tools, tests);
+- :class:`ConfigMemo`, :func:`config_fingerprint` — the configuration a snapshot is bound to;
+- :data:`MAX_SNAPSHOT_BYTES`, :data:`MAX_JSON_DEPTH` — the size and nesting caps.
+
+:func:`open_snapshot` refuses with :class:`~agentgym_credit.errors.SnapshotError` (and nothing else)
+anything that is not bytes, is larger than the cap, has another header, a tag that does not match
+(corrupted, forged, or signed with another key), a body that does not parse, an RNG state that is not
+a valid state of a numpy bit generator, JSON nested deeper than the cap, or was taken from another
+env class or configuration. What it returns is authentic — made by this package with this key — but
+an env still checks every field of its payload (type and range) and recomputes what can be derived
+(state keys, ``won``, admissible actions, rewards) from its engine: a bug or an old key must not put an
+env in a state its own steps could never reach.
+
+Snapshots this process sealed are remembered (:data:`MEMO_SIZE` of them, by their exact bytes), so
+restoring one (branching restores the snapshots it just took) skips the MAC and the parsing; a
+different byte string is never found there. Changing the key forgets them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import os
+import secrets
 from typing import Any
+
+import numpy as np
 
 from agentgym_credit.errors import SnapshotError
 
-SNAPSHOT_HEADER = b"agc-snapshot/1"
-"""Magic and version on the first line of every snapshot."""
+SNAPSHOT_HEADER = b"agc-snapshot/2"
+"""Magic and version at the start of every snapshot (then a newline)."""
+_MAGIC = SNAPSHOT_HEADER + b"\n"
+_TAG_SIZE = 32
+_BODY_AT = len(_MAGIC) + _TAG_SIZE
+
+KEY_ENV = "AGENTGYM_CREDIT_SNAPSHOT_KEY"
+"""Environment variable with the snapshot key (text, at least 16 characters); unset: a random key per process."""
+
+MAX_SNAPSHOT_BYTES = 16 * 2**20
+"""Largest snapshot :func:`seal` writes and :func:`open_snapshot` reads (ours are a few kB)."""
+
+MAX_JSON_DEPTH = 32
+"""Deepest nesting of lists and dicts a JSON payload may have (ours have 3)."""
+
+MEMO_SIZE = 4096
+"""Snapshots sealed by this process that restore without re-checking (the oldest forgotten first)."""
+
+_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
+_PCG = ("PCG64", "PCG64DXSM")
+_MEMO: dict[bytes, tuple[bytes, bytes, bytes, bytes, bytes]] = {}
+_RNG_SEEN: dict[bytes, Any] = {}
 
 
-def _digest(body: bytes) -> str:
-    return hashlib.blake2b(body, digest_size=16).hexdigest()
+def _derive(key: bytes | str) -> bytes:
+    raw = key.encode() if isinstance(key, str) else bytes(key)
+    if len(raw) < 16:
+        raise ValueError(f"a snapshot key must have at least 16 bytes (got {len(raw)}); e.g. secrets.token_hex(16)")
+    return hashlib.blake2b(raw, digest_size=32, person=b"agc-snapshot").digest()
 
 
+def _load_key() -> bytes:
+    text = os.environ.get(KEY_ENV)
+    return _derive(text) if text else secrets.token_bytes(32)
+
+
+_KEY = _load_key()
+_MAC = hashlib.blake2b(key=_KEY, digest_size=_TAG_SIZE)
+
+
+def snapshot_key() -> bytes:
+    """The key this process signs and checks snapshots with (give it to another process to share them)."""
+    return _KEY
+
+
+def set_snapshot_key(key: bytes | str | None = None) -> bytes:
+    """Sign and check snapshots with ``key`` from now on (``None``: a fresh random key); returns the key in
+    use. Another key makes every earlier snapshot refused. A key returned by :func:`snapshot_key` is
+    used as is; any other bytes or text (at least 16 bytes) are hashed into one."""
+    global _KEY, _MAC
+    if key is None:
+        new = secrets.token_bytes(32)
+    elif isinstance(key, (bytes, bytearray)) and len(key) == 32:
+        new = bytes(key)
+    else:
+        new = _derive(key)
+    _KEY, _MAC = new, hashlib.blake2b(key=new, digest_size=_TAG_SIZE)
+    _MEMO.clear()
+    return _KEY
+
+
+def _tag(body: bytes) -> bytes:
+    h = _MAC.copy()
+    h.update(body)
+    return h.digest()
+
+
+# -- configuration -----------------------------------------------------------------------------------
 def config_fingerprint(config: Any) -> str:
     """A stable hex fingerprint of an env configuration given as plain data."""
     try:
@@ -57,42 +147,204 @@ class ConfigMemo:
         return self._fingerprint
 
 
-def pack(env_name: str, config: str, rng_state: Any, payload: Any) -> bytes:
-    """Serialize one snapshot (see module docstring)."""
-    doc = {"env": env_name, "config": config, "rng": rng_state, "payload": payload}
+# -- RNG state ---------------------------------------------------------------------------------------
+def rng_blob(state: Any) -> bytes:
+    """A numpy bit generator's ``state`` dict (or ``None``) as the bytes a snapshot holds."""
+    if state is None:
+        return b"-"
+    name = state.get("bit_generator")
+    if name in _PCG:
+        s = state["state"]
+        return f"{name} {s['state']:x} {s['inc']:x} {int(state['has_uint32'])} {state['uinteger']:x}".encode()
+    return b"J" + json.dumps(state, separators=(",", ":"), default=_plain_array).encode()
+
+
+def _plain_array(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"not JSON data: {type(x).__name__}")
+
+
+def _hex(text: bytes, bits: int) -> int:
+    if not 0 < len(text) <= bits // 4 or not all(c in b"0123456789abcdef" for c in text):
+        raise SnapshotError(f"snapshot RNG state has a bad {bits}-bit number")
+    return int(text, 16)
+
+
+def rng_state(blob: bytes) -> dict[str, Any] | None:
+    """The bit generator state a snapshot's RNG bytes hold, checked: a numpy bit generator's name and
+    numbers it accepts, or :class:`SnapshotError` (never numpy's ``TypeError``/``ValueError``). Memoized
+    by the exact bytes (an episode's snapshots often share one RNG state); do not change the dict."""
+    state = _RNG_SEEN.get(blob)
+    if state is None:
+        state = _parse_rng(blob)
+        if len(_RNG_SEEN) >= MEMO_SIZE:
+            del _RNG_SEEN[next(iter(_RNG_SEEN))]
+        _RNG_SEEN[blob] = state
+    return state
+
+
+def _parse_rng(blob: bytes) -> dict[str, Any] | None:
+    if blob == b"-":
+        return None
+    if blob[:1] == b"J":
+        try:
+            state = json.loads(blob[1:])
+        except (ValueError, RecursionError) as exc:
+            raise SnapshotError(f"snapshot RNG state is not valid JSON: {exc}") from None
+        name = state.get("bit_generator") if isinstance(state, dict) else None
+        if name not in _BIT_GENERATORS:
+            raise SnapshotError(f"snapshot RNG state names no numpy bit generator ({name!r:.40})")
+        try:  # the only complete check of another generator's state is numpy's own
+            getattr(np.random, name)().state = state
+        except Exception as exc:  # noqa: BLE001  (numpy raises TypeError, ValueError, OverflowError, KeyError)
+            raise SnapshotError(f"snapshot RNG state is not a valid {name} state: {type(exc).__name__}: {exc}") from None
+        return state
+    parts = blob.split(b" ")
+    if len(parts) != 5 or parts[0].decode("ascii", "replace") not in _PCG or parts[3] not in (b"0", b"1"):
+        raise SnapshotError(f"snapshot RNG state is malformed: {blob[:80]!r}")
+    inc = _hex(parts[2], 128)
+    if not inc & 1:
+        raise SnapshotError("snapshot RNG state has an even PCG increment (not a state numpy makes)")
+    return {"bit_generator": parts[0].decode(), "state": {"state": _hex(parts[1], 128), "inc": inc},
+            "has_uint32": int(parts[3]), "uinteger": _hex(parts[4], 32)}
+
+
+# -- payload -----------------------------------------------------------------------------------------
+def _depth_ok(x: Any, depth: int) -> bool:
+    if isinstance(x, dict):
+        return depth > 0 and all(_depth_ok(v, depth - 1) for v in x.values())
+    if isinstance(x, list):
+        return depth > 0 and all(_depth_ok(v, depth - 1) for v in x)
+    return True
+
+
+def _encode(env_name: str, payload: Any) -> tuple[bytes, bytes]:
+    if isinstance(payload, (bytes, bytearray, memoryview)):
+        return b"b", bytes(payload)
     try:
-        body = json.dumps(doc, separators=(",", ":"), allow_nan=True).encode()  # the checksum covers these bytes
+        return b"j", json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{env_name} snapshot payload is not plain JSON data: {exc}") from exc
-    return SNAPSHOT_HEADER + b" " + _digest(body).encode() + b"\n" + body
+        raise TypeError(f"{env_name} snapshot payload is not plain JSON data (no NaN/inf either): {exc}") from exc
 
 
-def unpack(snapshot: Any, env_name: str, config: str) -> tuple[Any, Any]:
-    """Check and read a snapshot taken by ``env_name`` with ``config``; return ``(rng_state, payload)``."""
+def _decode(kind: bytes, raw: bytes) -> Any:
+    if kind == b"b":
+        return raw
+    if kind != b"j":
+        raise SnapshotError(f"snapshot payload has an unknown kind {kind!r}")
+    try:
+        payload = json.loads(raw)
+    except RecursionError:
+        raise SnapshotError(f"snapshot payload is nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError as exc:  # also UnicodeDecodeError, and ints past Python's digit limit
+        raise SnapshotError(f"snapshot payload is not valid JSON: {exc}") from None
+    if not _depth_ok(payload, MAX_JSON_DEPTH):
+        raise SnapshotError(f"snapshot payload is nested deeper than {MAX_JSON_DEPTH} levels")
+    return payload
+
+
+# -- seal / open -------------------------------------------------------------------------------------
+def seal(env_name: str, config: str, rng: bytes, payload: Any) -> bytes:
+    """One snapshot: ``rng`` as :func:`rng_blob` bytes, ``payload`` the env's JSON data or bytes."""
+    name, cfg = env_name.encode(), config.encode()
+    if b"\n" in name or b"\n" in cfg or b"\n" in rng:
+        raise ValueError("a snapshot's env name, config and RNG state are one line each")
+    kind, raw = _encode(env_name, payload)
+    body = b"%s\n%s\n%s\n%s%s" % (name, cfg, rng, kind, raw)
+    if len(body) + _BODY_AT > MAX_SNAPSHOT_BYTES:
+        raise SnapshotError(f"{env_name} snapshot would be {len(body) + _BODY_AT} bytes, over MAX_SNAPSHOT_BYTES")
+    snap = _MAGIC + _tag(body) + body
+    memo = _MEMO
+    memo[snap] = (name, cfg, rng, kind, raw)
+    if len(memo) > MEMO_SIZE:
+        del memo[next(iter(memo))]
+    return snap
+
+
+def _split(snapshot: Any) -> tuple[bytes, bytes, bytes, bytes, bytes]:
+    """Check the header, size and tag; the body's ``(env, config, rng, kind, payload)`` bytes."""
     if isinstance(snapshot, (bytearray, memoryview)):
         snapshot = bytes(snapshot)
     if not isinstance(snapshot, bytes):
         raise SnapshotError(f"a snapshot is the bytes get_state() returned, got {type(snapshot).__name__}")
-    head, sep, body = snapshot.partition(b"\n")
-    parts = head.split(b" ")
-    if not sep or len(parts) != 2 or parts[0] != SNAPSHOT_HEADER:
-        raise SnapshotError(f"not an agentgym-credit snapshot (expected a {SNAPSHOT_HEADER.decode()} header)")
-    if parts[1] != _digest(body).encode():
-        raise SnapshotError("snapshot is corrupted: its checksum does not match its contents")
-    try:
-        doc = json.loads(body)
-    except ValueError as exc:  # cannot happen with a matching checksum unless written by another tool
-        raise SnapshotError(f"snapshot body is not valid JSON: {exc}") from exc
-    if not isinstance(doc, dict) or not {"env", "config", "rng", "payload"} <= doc.keys():
+    if len(snapshot) > MAX_SNAPSHOT_BYTES:
+        raise SnapshotError(f"snapshot is {len(snapshot)} bytes, over MAX_SNAPSHOT_BYTES={MAX_SNAPSHOT_BYTES}")
+    if not snapshot.startswith(_MAGIC):
+        old = snapshot.startswith(b"agc-snapshot/")
+        raise SnapshotError("snapshot of an older format: take it again with this version" if old else
+                            f"not an agentgym-credit snapshot (expected a {SNAPSHOT_HEADER.decode()} header)")
+    body = snapshot[_BODY_AT:]
+    if len(snapshot) < _BODY_AT or not hmac.compare_digest(snapshot[len(_MAGIC):_BODY_AT], _tag(body)):
+        raise SnapshotError(
+            "snapshot is corrupted or forged: its tag does not match its contents under this process's key "
+            f"(a snapshot from another process or run restores only with the same key: ${KEY_ENV} or "
+            "agentgym_credit.envs.snapshot.set_snapshot_key)"
+        )
+    parts = body.split(b"\n", 3)
+    if len(parts) != 4 or not parts[3]:
         raise SnapshotError("snapshot body lacks env/config/rng/payload")
-    if doc["env"] != env_name:
-        raise SnapshotError(f"snapshot was taken from {doc['env']}, not {env_name}")
-    if doc["config"] != config:
+    name, cfg, rng, rest = parts
+    return name, cfg, rng, rest[:1], rest[1:]
+
+
+def open_snapshot(snapshot: Any, env_name: str, config: str) -> tuple[bytes, Any]:
+    """Check a snapshot taken by ``env_name`` with ``config``; return ``(RNG bytes, payload)``: the RNG
+    bytes already checked (:func:`rng_state` of them is memoized), JSON payloads freshly parsed (the
+    caller may keep and change them), byte payloads as they are."""
+    hit = _MEMO.get(snapshot) if snapshot.__class__ is bytes else None
+    name, cfg, rng, kind, raw = hit if hit is not None else _split(snapshot)
+    if name != env_name.encode():
+        raise SnapshotError(f"snapshot was taken from {name.decode(errors='replace')[:80]}, not {env_name}")
+    if cfg != config.encode():
         raise SnapshotError(
             f"snapshot was taken from a {env_name} with another configuration; restore it into an env "
             "made with the same arguments"
         )
-    return doc["rng"], doc["payload"]
+    rng_state(rng)
+    return rng, _decode(kind, raw)
 
 
-__all__ = ["SNAPSHOT_HEADER", "ConfigMemo", "config_fingerprint", "pack", "unpack"]
+def pack(env_name: str, config: str, rng_state: Any, payload: Any) -> bytes:
+    """:func:`seal` with the RNG state as numpy's ``bit_generator.state`` dict (or ``None``)."""
+    return seal(env_name, config, rng_blob(rng_state), payload)
+
+
+def unpack(snapshot: Any, env_name: str, config: str) -> tuple[Any, Any]:
+    """:func:`open_snapshot` with the RNG state as numpy's dict (or ``None``): ``(rng_state, payload)``."""
+    rng, payload = open_snapshot(snapshot, env_name, config)
+    return rng_state(rng), payload
+
+
+def inspect_snapshot(snapshot: bytes) -> dict[str, Any]:
+    """A snapshot's fields *without* checking its tag (for tools and tests that build foreign or forged
+    snapshots): ``{"env", "config", "rng" (state dict), "payload", "kind"}``; ``SnapshotError`` if it
+    does not even parse."""
+    if not isinstance(snapshot, bytes) or not snapshot.startswith(_MAGIC):
+        raise SnapshotError("not an agentgym-credit snapshot")
+    parts = snapshot[_BODY_AT:].split(b"\n", 3)
+    if len(parts) != 4 or not parts[3]:
+        raise SnapshotError("snapshot body lacks env/config/rng/payload")
+    name, cfg, rng, rest = parts
+    return {"env": name.decode(), "config": cfg.decode(), "rng": rng_state(rng), "kind": rest[:1].decode(),
+            "payload": _decode(rest[:1], rest[1:])}
+
+
+__all__ = [
+    "KEY_ENV",
+    "MAX_JSON_DEPTH",
+    "MAX_SNAPSHOT_BYTES",
+    "MEMO_SIZE",
+    "SNAPSHOT_HEADER",
+    "ConfigMemo",
+    "config_fingerprint",
+    "inspect_snapshot",
+    "open_snapshot",
+    "pack",
+    "rng_blob",
+    "rng_state",
+    "seal",
+    "set_snapshot_key",
+    "snapshot_key",
+    "unpack",
+]

@@ -17,7 +17,9 @@ env's own ``KeyboardInterrupt`` and a result that cannot cross the process bound
 runs in the main thread of a Unix process (interrupting the env's Python code; elsewhere it has no
 timeout), and an env's ``KeyboardInterrupt`` there is the user's Ctrl-C and propagates.
 
-Slot ``i`` lives on worker ``i % num_workers``.
+Slot ``i`` lives on worker ``i % num_workers``. Worker processes sign and check env snapshots with
+the parent's snapshot key (:func:`~agentgym_credit.envs.snapshot.snapshot_key` when the worker starts),
+so a snapshot taken in one worker restores in any other.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from agentgym_credit.envs.snapshot import snapshot_key
 from agentgym_credit.errors import DependencyNotInstalled
 from agentgym_credit.wrappers.workers import Batch, EnvFailure, EnvWorker, StepResult, WorkerTimeout
 
@@ -125,10 +128,10 @@ def _can_alarm() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
-def _subprocess_main(conn, factory, history_depth: int, include_actions: bool) -> None:
+def _subprocess_main(conn, factory, history_depth: int, include_actions: bool, key: bytes | None = None) -> None:
     """Worker process loop: receive a command batch, send back its results; ``None`` stops it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops us
-    worker = EnvWorker(factory, history_depth, include_actions, contain_interrupts=True)
+    worker = EnvWorker(factory, history_depth, include_actions, contain_interrupts=True, snapshot_key=key)
     conn.send("ready")
     try:
         while True:
@@ -194,7 +197,7 @@ class SubprocessBackend(Backend):
 
     def _start(self):
         parent, child = self._ctx.Pipe(duplex=True)
-        p = self._ctx.Process(target=_subprocess_main, args=(child, *self._args), daemon=True,
+        p = self._ctx.Process(target=_subprocess_main, args=(child, *self._args, snapshot_key()), daemon=True,
                               name="agentgym-credit-env-worker")
         p.start()
         child.close()
@@ -354,7 +357,8 @@ class RayBackend(Backend):
             )
 
     def _start(self):
-        return self._cls.options(**self._options).remote(*self._args, contain_interrupts=True)
+        return self._cls.options(**self._options).remote(*self._args, contain_interrupts=True,
+                                                         snapshot_key=snapshot_key())
 
     def _restart(self, w: int) -> None:
         self._ray.kill(self._actors[w], no_restart=True)

@@ -34,6 +34,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from agentgym_credit.envs.snapshot import set_snapshot_key
 from agentgym_credit.keys import stable_hash
 from agentgym_credit.wrappers.history import HistoryFingerprint
 
@@ -120,10 +121,14 @@ class EnvWorker:
     :func:`copy_rng(seed, copy) <copy_rng>` so that the copies diverge in their stochastic
     transitions (slip), reproducibly and independently of the backend.
     An env that raises is closed and dropped; the slot gets a fresh env on its next reset.
+    ``snapshot_key`` (worker processes: the parent's :func:`~agentgym_credit.envs.snapshot.snapshot_key`)
+    makes this process sign and check snapshots with that key, so they restore in any worker.
     """
 
     def __init__(self, factory: Callable[[], gym.Env], history_depth: int = 4, include_actions: bool = False,
-                 contain_interrupts: bool = False):
+                 contain_interrupts: bool = False, snapshot_key: bytes | None = None):
+        if snapshot_key is not None:  # a worker process signs and checks snapshots with its parent's key
+            set_snapshot_key(snapshot_key)
         self.factory = factory
         self.history_depth = int(history_depth)
         self.include_actions = bool(include_actions)
