@@ -13,7 +13,7 @@ pytest.importorskip("rapidfuzz")
 
 from agentgym_credit.envs.webshop.catalog import PRODUCT_TYPES, _Stream, generate_catalog, generate_raw  # noqa: E402
 from agentgym_credit.envs.webshop.data import TEST_GOALS, load_original  # noqa: E402
-from agentgym_credit.envs.webshop.instructions import LEADS, paraphrase_attribute, paraphrase_value  # noqa: E402
+from agentgym_credit.envs.webshop.instructions import paraphrase_attribute, paraphrase_value  # noqa: E402
 from agentgym_credit.envs.webshop.reward import FUZZY_THRESHOLD, fuzzy_score, get_reward, normalize_color  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "webshop"
@@ -55,7 +55,7 @@ def test_generator_is_deterministic_and_seeded():
     assert a[0] != c[0]
 
 
-@pytest.mark.parametrize("n", [5, 300_000, -1])
+@pytest.mark.parametrize("n", [5, 2_000_001, -1])
 def test_generator_rejects_bad_sizes(n):
     with pytest.raises(ValueError, match="num_products"):
         generate_raw(n)
@@ -87,18 +87,17 @@ def test_product_text_leaks_no_option_value_and_no_missing_attribute(cat):
 
 
 def test_goals_are_sentences_with_the_option_values_inside(cat):
-    """Issue 16: option values inside a human-like sentence (sometimes paraphrased), never "name: value"."""
+    """Issue 16: option values inside a human-like sentence (sometimes paraphrased), never "name: value";
+    issue 25: a goal asks for some of its product's options (omissions), never one it does not list."""
     assert len(cat.goals) == 1000
     verbatim = total = 0
     shapes = set()
     for g in cat.goals[:300]:
         p = cat.by_asin[g["asin"]]
         text = g["instruction_text"]
-        assert text.startswith(LEADS) and text.endswith(
-            f", and price lower than {g['price_upper']:.2f} dollars"
-        )
+        assert text.endswith(f", and price lower than {g['price_upper']:.2f} dollars")
         assert not re.search(r"\b(color|size|scent|flavor|style|capacity): ", text), text
-        assert set(g["goal_options"]) == set(p["options"])
+        assert set(g["goal_options"]) <= set(p["options"])
         assert all(v in p["options"][k] for k, v in g["goal_options"].items())
         assert set(g["attributes"]) <= set(p["Attributes"])
         assert cat.prices[g["asin"]] <= g["price_upper"]
@@ -106,7 +105,7 @@ def test_goals_are_sentences_with_the_option_values_inside(cat):
             total += 1
             verbatim += v in text
         shapes.add(re.sub(r"\w+", "w", text)[:40])
-    assert 0.55 < verbatim / total < 0.85  # about a third written another way ("xl", "6 pack", "gray")
+    assert 0.45 < verbatim / total < 0.8  # paraphrased ("xl", "6 pack", "gray") or hit by a typo
     assert len(shapes) > 100  # not one template
 
 
@@ -125,8 +124,8 @@ def test_paraphrases_keep_the_meaning():
 def test_hard_negatives_rank_close_and_cost_reward(cat):
     """Issue 16: same-type products of the goal product's family that differ in one attribute, one option
     value or the price, and cost reward when bought (options set as well as they allow): reading the
-    item page decides the reward. Measured on this seeded catalog: 186 of 200 goals have one, and for
-    102 one ranks in the first 10 results of the instruction (the goal product itself: 84%)."""
+    item page decides the reward. Measured on this seeded catalog (generator v4, goals that leave options
+    out): 167 of 200 goals have one, and for 125 one ranks in the first 10 results of the instruction."""
     from agentgym_credit.envs.webshop.search import BM25Index, product_document
 
     idx = BM25Index.build([product_document(p) for p in cat.products])
@@ -157,7 +156,7 @@ def test_hard_negatives_rank_close_and_cost_reward(cat):
         top = {cat.products[i]["asin"] for i in idx.search(g["instruction_text"], 10)}
         anywhere += bool(costly)
         close += bool(top & set(costly))
-    assert anywhere >= 180 and close >= 100, (anywhere, close)
+    assert anywhere >= 150 and close >= 100, (anywhere, close)
     assert kinds == {"attribute", "option", "price"}
 
 

@@ -332,3 +332,29 @@ def test_env_reward_rules_option(tmp_path):
     assert scores == {"v2": (pytest.approx(2 / 3), "v2"), "master": (1.0, "master")}
     with pytest.raises(ValueError, match="reward_rules"):
         WebShopEnv(catalog=cat, split="all", cache_dir=False, reward_rules="v1")
+
+
+# -- issue 25: a selected value never earns the credit of a different value the product lists ------
+SNACK = {
+    **product(),
+    "options": {"flavor": ["plain", "honey"], "packaging": ["gift box", "plain box"], "fit": ["large", "x-large"]},
+}
+
+
+@pytest.mark.parametrize("goal_options", [{"flavor": "plain"}, ["plain"]])
+def test_plain_box_packaging_is_not_a_plain_flavour(goal_options):
+    # was: token_set_ratio("plain", "plain box") = 100, so the packaging satisfied the flavour
+    assert option_reward(SNACK, goal_options, {"packaging": "plain box"}) == (0.0, 0)
+    assert option_reward(SNACK, goal_options, {"flavor": "plain"}) == (1.0, 1)
+    assert option_reward(SNACK, goal_options, {"flavor": "honey", "packaging": "plain box"}) == (0.0, 0)
+
+
+def test_a_listed_goal_value_needs_that_value_selected():
+    # "large" is a token subset of "x-large": fuzzy would credit it, but the product lists "x-large" itself
+    assert option_reward(SNACK, ["x-large"], {"fit": "large"}) == (0.0, 0)
+    assert option_reward(SNACK, ["x-large"], {"fit": "x-large"}) == (1.0, 1)
+    # a dict goal only takes a selection of its own option name
+    assert option_reward(SNACK, {"packaging": "gift box"}, {"flavor": "gift box"}) == (0.0, 0)
+    # goal wording the product does not list is still matched fuzzily (as v2)
+    styled = {**product(), "options": {"style": ["pack of 3", "single"]}}
+    assert option_reward(styled, ["3 pack"], {"style": "pack of 3"}) == (1.0, 1)

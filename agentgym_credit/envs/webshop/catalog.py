@@ -26,13 +26,15 @@ How it is built, and why:
 from __future__ import annotations
 
 import gc
+import sys
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
 from agentgym_credit.envs.webshop.data import (
     WebShopCatalog,
-    process_items,
+    process_item,
     product_prices,
     synthetic_goals,
 )
@@ -47,10 +49,11 @@ from agentgym_credit.envs.webshop.vocabulary import (
     ProductType,
 )
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 """Bumped whenever the generator's output changes (keys the on-disk cache)."""
 
-MIN_PRODUCTS, MAX_PRODUCTS = 10, 200_000
+MIN_PRODUCTS, MAX_PRODUCTS = 10, 2_000_000
+"""Catalog sizes the generator makes (the original has 1,181,436 products)."""
 PROGRESS_FROM = 50_000
 """Catalogs from this size show a progress bar (when ``tqdm`` is installed)."""
 
@@ -100,8 +103,34 @@ def _title_case(s: str) -> str:
 
 
 HARD_NEGATIVE_KINDS = ("attribute", "option", "price")
-"""How a hard negative differs from its family's base product: one instruction attribute swapped
-for another, the goal's value of one option missing, or a price above any budget of the base's goal."""
+"""How a hard negative differs from its family's base product (drawn 35% / 30% / 35%): one
+instruction attribute swapped for another, the goal's value of one option missing, or a price above
+any budget of the base's goal."""
+
+
+OMISSION: dict[str, float] = {"none": 0.02, "option": 0.9, "packaging": 0.5, "family_without_options": 0.06}
+"""How often a goal leaves options out, as human shoppers do: ``none`` = the goal asks for no option at
+all (any choice on the item page, or none, satisfies it), else each option is asked with probability
+``option`` (``packaging`` for the packaging option); ``family_without_options`` = share of product
+families with no options at all (as many Amazon products)."""
+
+
+def _ask(rng: _Stream, options: dict[str, list[str]]) -> dict[str, str]:
+    """The option values a goal asks for: a seeded subset of ``options`` (see :data:`OMISSION`)."""
+    if not options or rng.u() < OMISSION["none"]:
+        return {}
+    out = {}
+    for n, vals in options.items():
+        if rng.u() < OMISSION["packaging" if n == "packaging" else "option"]:
+            out[n] = vals[rng.integers(len(vals))]
+    return out
+
+
+def _n_instruction_attrs(rng: _Stream, attrs: list[str]) -> list[str]:
+    """1 (70% of the time), 2 (25%) or 3 of ``attrs`` for an instruction."""
+    u = rng.u()
+    k = min(1 if u < 0.7 else 2 if u < 0.95 else 3, len(attrs))
+    return [attrs[j] for j in rng.sample(len(attrs), k)]
 
 
 def _family(rng: _Stream, pt: ProductType) -> list[dict[str, Any]]:
@@ -110,16 +139,17 @@ def _family(rng: _Stream, pt: ProductType) -> list[dict[str, Any]]:
     line = LINES[rng.integers(len(LINES))]
     k = rng.integers(2, min(4, len(pt.attributes)) + 1)
     attrs = [pt.attributes[j] for j in rng.sample(len(pt.attributes), k)]
-    options = {}
-    for oname, values in pt.options.items():
-        m = rng.integers(2, len(values) + 1)
-        options[oname] = [values[j] for j in rng.sample(len(values), m)]
+    options: dict[str, list[str]] = {}
+    if rng.u() >= OMISSION["family_without_options"]:
+        for oname, values in pt.options.items():
+            m = rng.integers(2, len(values) + 1)
+            options[oname] = [values[j] for j in rng.sample(len(values), m)]
     lo, hi = pt.price
-    p0 = round(float(lo + rng.u() * (hi - lo)), 2)
+    p0 = round(float(lo * (1.5 * hi / lo) ** rng.u()), 2)  # log-uniform: Amazon-like spread within a type
     top = p0 * (1.1 + 0.4 * rng.u())
     ranged = rng.u() < 0.2
-    ins = [attrs[j] for j in rng.sample(len(attrs), rng.integers(1, min(3, len(attrs)) + 1))]
-    goal_opts = {n: vals[rng.integers(len(vals))] for n, vals in options.items()}
+    ins = _n_instruction_attrs(rng, attrs)
+    goal_opts = _ask(rng, options)
     base = {
         "brand": brand,
         "line": line,
@@ -130,7 +160,10 @@ def _family(rng: _Stream, pt: ProductType) -> list[dict[str, Any]]:
     base.update(ins=ins, goal=goal_opts, kind="base")
     members = [base]
     for _ in range(rng.integers(2, 5)):
-        kind = HARD_NEGATIVE_KINDS[rng.integers(len(HARD_NEGATIVE_KINDS))]
+        u = rng.u()
+        kind = "attribute" if u < 0.35 else "option" if u < 0.65 else "price"
+        if kind == "option" and not goal_opts:
+            kind = "attribute"
         neg = {
             **base,
             "kind": kind,
@@ -145,7 +178,7 @@ def _family(rng: _Stream, pt: ProductType) -> list[dict[str, Any]]:
             else:
                 neg["attrs"] = [a for a in attrs if a != gone] or [attrs[0]]
         elif kind == "option":
-            n = list(options)[rng.integers(len(options))]
+            n = list(goal_opts)[rng.integers(len(goal_opts))]
             vals = neg["options"][n]
             others = [v for v in pt.options[n] if v not in vals]
             i = vals.index(goal_opts[n])
@@ -166,9 +199,8 @@ def _member_goal(rng: _Stream, spec: dict[str, Any]) -> tuple[list[str], dict[st
     fresh draw that includes the attribute or option value only it has in the family."""
     if spec["kind"] == "base":
         return list(spec["ins"]), dict(spec["goal"])
-    attrs = spec["attrs"]
-    ins = [attrs[j] for j in rng.sample(len(attrs), rng.integers(1, min(3, len(attrs)) + 1))]
-    goal = {n: vals[rng.integers(len(vals))] for n, vals in spec["options"].items()}
+    ins = _n_instruction_attrs(rng, spec["attrs"])
+    goal = _ask(rng, spec["options"])
     # ask for what sets this product apart, so that its siblings are hard negatives of its goal too
     own = spec.get("own_attr")
     if own is not None and own not in ins:
@@ -179,40 +211,29 @@ def _member_goal(rng: _Stream, spec: dict[str, Any]) -> tuple[list[str], dict[st
     return ins, goal
 
 
-def generate_raw(num_products: int, seed: int = 0) -> tuple[list[dict], dict[str, dict], list[dict]]:
-    """``(items, attributes, reviews)`` in the schema of the original files (see module docstring).
-
-    The attribute file also holds each product's goal options (``instruction_options``, a dict),
-    which its instruction sentence already asks for.
-    """
+def iter_raw(num_products: int, seed: int = 0) -> Iterator[tuple[dict, dict, dict | None]]:
+    """Products one at a time, as ``(item, attribute entry, review entry or None)`` in the schema of
+    the original files (see module docstring): nothing is held beyond the current family, so any size
+    up to :data:`MAX_PRODUCTS` streams in constant memory. The attribute entry also holds the goal
+    options (``instruction_options``, a dict) that its instruction sentence asks for."""
     if not MIN_PRODUCTS <= int(num_products) <= MAX_PRODUCTS:
         raise ValueError(f"num_products must be in [{MIN_PRODUCTS}, {MAX_PRODUCTS}], got {num_products}")
     rng = _Stream(np.random.default_rng([int(seed), GENERATOR_VERSION]))
-    n = int(num_products)
-    items: list[dict] = []
-    attrs_file: dict[str, dict] = {}
-    reviews: list[dict] = []
-    bar = None
-    if n >= PROGRESS_FROM:
-        try:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=n, desc="webshop: generating products", unit="product")
-        except ImportError:
-            pass
-    while len(items) < n:
+    n, i = int(num_products), 0
+    intern = sys.intern
+    while i < n:
         pt = PRODUCT_TYPES[rng.integers(len(PRODUCT_TYPES))]
         for spec in _family(rng, pt):
-            if len(items) >= n:
-                break
-            i = len(items)
+            if i >= n:
+                return
             attrs = spec["attrs"]
             asin = _asin(i, seed)
+            i += 1
             shown = [attrs[j] for j in rng.sample(len(attrs), rng.integers(1, 3))]
             title = f"{spec['brand']} {spec['line']} {_title_case(' '.join(shown))} {_title_case(pt.noun)}"
             benefit = BENEFITS[rng.integers(len(BENEFITS))].format(uses=pt.uses)
-            bullets = [f"{_title_case(a)}: {benefit}." for a in attrs]
-            bullets.append(f"Great for {pt.uses}.")
+            bullets = [intern(f"{_title_case(a)}: {benefit}.") for a in attrs]
+            bullets.append(intern(f"Great for {pt.uses}."))
             desc = (
                 f"{spec['brand']} {spec['line']} {pt.noun} for {pt.uses}. "
                 + f"Key features: {', '.join(attrs)}."
@@ -224,27 +245,26 @@ def generate_raw(num_products: int, seed: int = 0) -> tuple[list[dict], dict[str
                 _title_case(o): [{"value": v, "image": None} for v in vals]
                 for o, vals in spec["options"].items()
             }
-            items.append(
-                {
-                    "asin": asin,
-                    "name": title,
-                    "full_description": desc,
-                    "small_description": bullets,
-                    "pricing": pricing,
-                    "customization_options": options,
-                    "category": pt.category,
-                    "product_category": " › ".join(pt.path),
-                    "query": pt.noun,
-                    "images": [f"https://example.invalid/images/{asin}.jpg"],
-                }
-            )
+            item = {
+                "asin": asin,
+                "name": title,
+                "full_description": desc,
+                "small_description": bullets,
+                "pricing": pricing,
+                "customization_options": options,
+                "category": pt.category,
+                "product_category": " › ".join(pt.path),
+                "query": pt.noun,
+                "images": [f"https://example.invalid/images/{asin}.jpg"],
+            }
             ins_attrs, goal_opts = _member_goal(rng, spec)
-            attrs_file[asin] = {
+            att = {
                 "attributes": list(attrs),
-                "instruction": instruction_sentence(rng, pt.noun, ins_attrs, goal_opts),
+                "instruction": instruction_sentence(rng, pt.noun, ins_attrs, goal_opts, brand=spec["brand"]),
                 "instruction_attributes": ins_attrs,
                 "instruction_options": goal_opts,
             }
+            review = None
             n_rev = rng.integers(0, 4)
             if n_rev:
                 revs = []
@@ -257,21 +277,44 @@ def generate_raw(num_products: int, seed: int = 0) -> tuple[list[dict], dict[str
                         }
                     )
                 avg = round(sum(r["stars"] for r in revs) / n_rev, 1)
-                reviews.append({"asin": asin, "reviews": revs, "average_rating": avg})
-            if bar is not None:
-                bar.update(1)
-    if bar is not None:
-        bar.close()
+                review = {"asin": asin, "reviews": revs, "average_rating": avg}
+            yield item, att, review
+
+
+def generate_raw(num_products: int, seed: int = 0) -> tuple[list[dict], dict[str, dict], list[dict]]:
+    """``(items, attributes, reviews)``: :func:`iter_raw` collected into the three files' shapes."""
+    items: list[dict] = []
+    attrs_file: dict[str, dict] = {}
+    reviews: list[dict] = []
+    for item, att, review in iter_raw(num_products, seed):
+        items.append(item)
+        attrs_file[item["asin"]] = att
+        if review is not None:
+            reviews.append(review)
     return items, attrs_file, reviews
 
 
+def _progress(it: Iterable, n: int) -> Iterable:
+    if n < PROGRESS_FROM:
+        return it
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return it
+    return tqdm(it, total=n, desc="webshop: generating products", unit="product")
+
+
 def generate_catalog(num_products: int = 1000, seed: int = 0) -> WebShopCatalog:
-    """The processed catalog of :func:`generate_raw`: products, prices and shuffled goals."""
+    """The processed catalog of :func:`iter_raw`: products, prices and shuffled goals, processed one
+    product at a time (no raw copy of the catalog is held)."""
     gc_was_on = gc.isenabled()
     gc.disable()  # millions of small containers, no cycles: the collector would only cost time
     try:
-        items, attrs, reviews = generate_raw(num_products, seed)
-        products = process_items(items, attrs, reviews)
+        products = []
+        for item, att, review in _progress(iter_raw(num_products, seed), int(num_products)):
+            revs = review["reviews"] if review is not None else []
+            rating = review["average_rating"] if review is not None else "N.A."
+            products.append(process_item(item, att, revs, rating))
         prices = product_prices(products, seed=seed)
         goals = synthetic_goals(products, prices, seed=seed * 7919 + 233)
     finally:
@@ -285,8 +328,11 @@ def generate_catalog(num_products: int = 1000, seed: int = 0) -> WebShopCatalog:
 __all__ = [
     "GENERATOR_VERSION",
     "HARD_NEGATIVE_KINDS",
+    "MAX_PRODUCTS",
+    "OMISSION",
     "PRODUCT_TYPES",
     "ProductType",
     "generate_catalog",
     "generate_raw",
+    "iter_raw",
 ]

@@ -16,7 +16,9 @@ What lives here:
   (``asin, category, query, name, product_category, instruction_text, attributes, price_upper,
   goal_options, weight``) with its budget rule: ``price_upper`` is the larger of two of the first
   four multiples of 10 above the price, and ``", and price lower than N.00 dollars"`` is appended.
-* :func:`load_original` — the loader for the original files, when a user has them.
+* :func:`load_original` — the loader for the original files, when a user has them: streamed with
+  :func:`iter_json_array` / :func:`iter_json_object` (the standard library's decoder, one member at a
+  time), at most ``goals_per_product`` synthetic goals per product.
 * :class:`WebShopCatalog` — products, prices, goals and the train/test split.
 
 Splits (as in the GiGPO/verl-agent WebShop runs): after the seeded shuffle of goals, goals
@@ -28,8 +30,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -69,6 +73,62 @@ def _parse_pricing(pricing: Any) -> tuple[list[float], str]:
     return values[:2], f"${values[0]} to ${values[1]}"
 
 
+def process_item(
+    p: Mapping[str, Any],
+    att: Mapping[str, Any] | None,
+    reviews: Sequence[Mapping[str, Any]] = (),
+    rating: Any = "N.A.",
+    human: Any = None,
+) -> dict[str, Any]:
+    """One raw item (with its attribute entry, reviews, rating and human instructions) → one processed
+    product (see module docstring). Repeated strings (option values, categories, queries) are interned:
+    a million products share them."""
+    intern = sys.intern
+    pricing, price_tag = _parse_pricing(p.get("pricing"))
+    options: dict[str, list[str]] = {}
+    for name, contents in (p.get("customization_options") or {}).items():
+        if contents is None:
+            continue
+        options[intern(name.lower())] = [intern(c["value"].strip().replace("/", " | ").lower()) for c in contents]
+    small = p.get("small_description") or [""]
+    bullets = list(small) if isinstance(small, list) else [small]
+    revs = [
+        {
+            "title": r.get("title", ""),
+            "score": r.get("score", r.get("stars", 0)),
+            "body": r.get("body", r.get("review", "")),
+        }
+        for r in reviews
+    ]
+    att = att or {}
+    prod: dict[str, Any] = {
+        "asin": str(p["asin"]),
+        "name": p["name"],
+        "Title": p["name"],
+        "Description": p.get("full_description") or "",
+        "BulletPoints": bullets or [""],
+        "pricing": pricing,
+        "Price": price_tag,
+        "options": options,
+        "Attributes": [intern(a) for a in att.get("attributes") or ["DUMMY_ATTR"]],
+        "category": intern(p.get("category", "")),
+        "query": intern(str(p.get("query", "")).lower().strip()),
+        "product_category": intern(p.get("product_category", "")),
+        "Reviews": revs,
+        "Rating": rating,
+        "instruction_text": att.get("instruction"),
+        "instruction_attributes": att.get("instruction_attributes"),
+        "instruction_options": att.get("instruction_options"),
+    }
+    if human is not None:
+        prod["instructions"] = human
+    return prod
+
+
+def _valid_asin(asin: str) -> bool:
+    return bool(asin) and asin != "nan" and len(asin) <= 10
+
+
 def process_items(
     items: Iterable[Mapping[str, Any]],
     attributes: Mapping[str, Mapping[str, Any]],
@@ -76,62 +136,27 @@ def process_items(
     human_instructions: Mapping[str, Any] | None = None,
     num_products: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Raw WebShop items → processed products (see module docstring)."""
+    """Raw WebShop items → processed products (see module docstring); ``items`` may be a stream."""
     all_reviews: dict[str, list[dict[str, Any]]] = {}
     all_ratings: dict[str, Any] = {}
     for r in reviews or ():
         all_reviews[r["asin"]] = list(r.get("reviews") or [])
         all_ratings[r["asin"]] = r.get("average_rating", "N.A.")
-    items = list(items)
     if num_products is not None:
-        items = items[:num_products]
+        items = itertools.islice(items, num_products)
     seen: set[str] = set()
     out: list[dict[str, Any]] = []
+    human = human_instructions or {}
     for p in items:
         asin = str(p.get("asin", ""))
-        if not asin or asin == "nan" or len(asin) > 10 or asin in seen:
+        if not _valid_asin(asin) or asin in seen:
             continue
         seen.add(asin)
-        pricing, price_tag = _parse_pricing(p.get("pricing"))
-        options: dict[str, list[str]] = {}
-        for name, contents in (p.get("customization_options") or {}).items():
-            if contents is None:
-                continue
-            options[name.lower()] = [c["value"].strip().replace("/", " | ").lower() for c in contents]
-        small = p.get("small_description") or [""]
-        bullets = list(small) if isinstance(small, list) else [small]
-        revs = []
-        for r in all_reviews.get(asin, []):
-            revs.append(
-                {
-                    "title": r.get("title", ""),
-                    "score": r.get("score", r.get("stars", 0)),
-                    "body": r.get("body", r.get("review", "")),
-                }
+        out.append(
+            process_item(
+                p, attributes.get(asin), all_reviews.get(asin, ()), all_ratings.get(asin, "N.A."), human.get(asin)
             )
-        att = attributes.get(asin) or {}
-        prod: dict[str, Any] = {
-            "asin": asin,
-            "name": p["name"],
-            "Title": p["name"],
-            "Description": p.get("full_description") or "",
-            "BulletPoints": bullets or [""],
-            "pricing": pricing,
-            "Price": price_tag,
-            "options": options,
-            "Attributes": list(att.get("attributes") or ["DUMMY_ATTR"]),
-            "category": p.get("category", ""),
-            "query": str(p.get("query", "")).lower().strip(),
-            "product_category": p.get("product_category", ""),
-            "Reviews": revs,
-            "Rating": all_ratings.get(asin, "N.A."),
-            "instruction_text": att.get("instruction"),
-            "instruction_attributes": att.get("instruction_attributes"),
-            "instruction_options": att.get("instruction_options"),
-        }
-        if human_instructions is not None and asin in human_instructions:
-            prod["instructions"] = human_instructions[asin]
-        out.append(prod)
+        )
     return out
 
 
@@ -164,6 +189,26 @@ def _weights(goals: list[dict[str, Any]]) -> None:
         g["weight"] = sum(1.0 / counts[a] for a in attrs) / len(attrs) if attrs else 1.0
 
 
+def _combos(rng: np.random.Generator, lists: Sequence[Sequence[str]], cap: int | None) -> list[tuple[str, ...]]:
+    """Every option combination (``cap`` None), or ``cap`` distinct ones drawn uniformly, seeded, without
+    listing them all (a product with many options has millions of combinations)."""
+    total = math.prod(len(x) for x in lists)
+    if cap is None or total <= cap:
+        return list(itertools.product(*lists))
+    picked: set[int] = set()
+    while len(picked) < cap:  # cap < total: distinct mixed-radix numbers by rejection
+        picked.add(int(sum(int(rng.integers(len(x))) * math.prod(len(y) for y in lists[i + 1 :])
+                           for i, x in enumerate(lists))))
+    out = []
+    for k in sorted(picked):
+        combo = []
+        for x in reversed(lists):
+            k, j = divmod(k, len(x))
+            combo.append(x[j])
+        out.append(tuple(reversed(combo)))
+    return out
+
+
 def synthetic_goals(
     products: Sequence[Mapping[str, Any]],
     prices: Mapping[str, float],
@@ -187,10 +232,7 @@ def synthetic_goals(
             names = sorted(preset)
             combos = [tuple(preset[n] for n in names)]
         else:
-            combos = list(itertools.product(*(p["options"][n] for n in names)))
-        if combos_per_product is not None and len(combos) > combos_per_product:
-            pick = sorted(rng.choice(len(combos), size=combos_per_product, replace=False).tolist())
-            combos = [combos[i] for i in pick]
+            combos = _combos(rng, [p["options"][n] for n in names], combos_per_product)
         for combo in combos:
             gopts = dict(zip(names, combo))
             opt_text = ", and ".join(f"{k}: {v}" for k, v in gopts.items())
@@ -288,9 +330,91 @@ class WebShopCatalog:
         return self._fingerprint
 
 
-def _read_json(path: Path) -> Any:
+class WebShopDataError(ValueError):
+    """A WebShop data file that is not the JSON it should be (names the file and the offset)."""
+
+
+_WS = re.compile(r"\s*")
+JSON_CHUNK = 1 << 20
+"""Characters read at a time by the streaming JSON readers."""
+
+
+def _iter_json(path: Path, container: str, chunk: int) -> Iterator[Any]:
+    """Members of the top-level JSON array (``container="["``: values) or object (``"{"``: ``(key, value)``
+    pairs) in ``path``, parsed one at a time with the standard library's decoder: memory holds one member
+    (and one read chunk), not the file."""
+    dec = json.JSONDecoder()
+    close = "]" if container == "[" else "}"
     with open(path, encoding="utf-8") as f:
-        return json.load(f)
+        buf, pos, eof, base = "", 0, False, 0
+
+        def more() -> bool:
+            nonlocal buf, pos, eof, base
+            if eof:
+                return False
+            got = f.read(chunk)
+            eof = not got
+            base += pos
+            buf, pos = buf[pos:] + got, 0
+            return bool(got)
+
+        def skip() -> str:
+            nonlocal pos
+            while True:
+                pos = _WS.match(buf, pos).end()
+                if pos < len(buf) or not more():
+                    return buf[pos : pos + 1]
+
+        def value() -> Any:
+            nonlocal pos
+            while True:
+                try:
+                    v, end = dec.raw_decode(buf, pos)
+                except json.JSONDecodeError as exc:
+                    if more():
+                        continue
+                    raise WebShopDataError(f"{path}: invalid JSON at character {base + exc.pos}: {exc.msg}") from None
+                if end >= len(buf) and more():  # a number may go on in the next chunk
+                    continue
+                pos = end
+                return v
+
+        def expect(ch: str) -> None:
+            nonlocal pos
+            got = skip()
+            if got != ch:
+                raise WebShopDataError(f"{path}: expected {ch!r} at character {base + pos}, found {got or 'end of file'!r}")
+            pos += 1
+
+        expect(container)
+        if skip() == close:
+            return
+        while True:
+            if container == "{":
+                skip()
+                key = value()
+                if not isinstance(key, str):
+                    raise WebShopDataError(f"{path}: object key at character {base + pos} is not a string")
+                expect(":")
+                skip()
+                yield key, value()
+            else:
+                skip()
+                yield value()
+            nxt = skip()
+            if nxt == close:
+                return
+            expect(",")
+
+
+def iter_json_array(path: str | Path, chunk: int = JSON_CHUNK) -> Iterator[Any]:
+    """Elements of a file holding one JSON array, streamed (see :func:`_iter_json`)."""
+    return _iter_json(Path(path), "[", chunk)
+
+
+def iter_json_object(path: str | Path, chunk: int = JSON_CHUNK) -> Iterator[tuple[str, Any]]:
+    """``(key, value)`` pairs of a file holding one JSON object, streamed (see :func:`_iter_json`)."""
+    return _iter_json(Path(path), "{", chunk)
 
 
 def load_original(
@@ -302,25 +426,34 @@ def load_original(
     num_products: int | None = None,
     use_human_goals: bool = False,
     price_seed: int = 0,
+    goals_per_product: int | None = 10,
 ) -> WebShopCatalog:
     """Load WebShop's original files (``items_shuffle*.json``, ``items_ins_v2*.json``, optional
-    ``reviews.json`` and ``items_human_ins.json``) into a :class:`WebShopCatalog`."""
+    ``reviews.json`` and ``items_human_ins.json``) into a :class:`WebShopCatalog`.
+
+    The files are streamed (the full 1.18M-product catalog never sits in memory as JSON text or as raw
+    items; ``num_products`` stops reading the items file early). Synthetic goals: at most
+    ``goals_per_product`` option combinations per product, drawn seeded (``None`` = every combination,
+    as the original, ~2.9M goals per 100k products).
+    """
     paths = [Path(items_path), Path(attributes_path)]
     for p in paths + [Path(x) for x in (reviews_path, human_instructions_path) if x is not None]:
         if not p.is_file():
             raise FileNotFoundError(f"WebShop data file not found: {p}")
     if use_human_goals and human_instructions_path is None:
         raise ValueError("use_human_goals=True needs human_instructions_path (items_human_ins.json)")
-    items = _read_json(paths[0])
-    attrs = _read_json(paths[1])
-    reviews = _read_json(Path(reviews_path)) if reviews_path is not None else None
-    human = _read_json(Path(human_instructions_path)) if human_instructions_path is not None else None
-    products = process_items(items, attrs, reviews, human, num_products=num_products)
+    if goals_per_product is not None and int(goals_per_product) < 1:
+        raise ValueError(f"goals_per_product must be >= 1 or None, got {goals_per_product}")
+    attrs = dict(iter_json_object(paths[1]))
+    reviews = iter_json_array(reviews_path) if reviews_path is not None else None
+    human = dict(iter_json_object(human_instructions_path)) if human_instructions_path is not None else None
+    products = process_items(iter_json_array(paths[0]), attrs, reviews, human, num_products=num_products)
+    del attrs
     prices = product_prices(products, seed=price_seed)
     goals = (
         human_goals(products, prices)
         if use_human_goals
-        else synthetic_goals(products, prices, combos_per_product=None)
+        else synthetic_goals(products, prices, combos_per_product=goals_per_product)
     )
     kind = "human" if use_human_goals else "synthetic"
     return WebShopCatalog(products, prices, goals, source=f"original:{paths[0].name}:{len(products)}:{kind}")
@@ -331,8 +464,12 @@ __all__ = [
     "SPLITS",
     "TEST_GOALS",
     "WebShopCatalog",
+    "WebShopDataError",
     "human_goals",
+    "iter_json_array",
+    "iter_json_object",
     "load_original",
+    "process_item",
     "process_items",
     "product_prices",
     "synthetic_goals",

@@ -1,23 +1,29 @@
 """Seeded instruction sentences in the style of WebShop's human-written instructions.
 
-What lives here: :func:`instruction_sentence` (one sentence for a goal: product type, attributes,
-option values) and the tables it draws from (:data:`LEADS`, :data:`ATTRIBUTE_PARAPHRASES`,
-:data:`VALUE_PARAPHRASES`).
+What lives here: :func:`instruction_sentence` (one sentence for a goal), :func:`add_typo`,
+:func:`paraphrase_value` / :func:`paraphrase_attribute` and their tables, :func:`language_stats`
+(mean length, vocabulary, distinct 3-grams of a set of instructions), :data:`RATES` (how often
+each habit below is drawn).
 
-The original's human instructions read like "i'm looking for a sugar-free chocolate syrup in a
-2-pack" (Yao et al. 2022): option values sit inside the sentence, sometimes paraphrased, never as
-``name: value`` lists; attributes are phrased several ways. Here a sentence is built from
+The original's 12,087 human instructions read like "i'm looking for a sugar-free chocolate syrup
+in a 2-pack" (Yao et al. 2022): ~14 words, option values inside the sentence, sometimes
+paraphrased, often only some of the product's options, a brand or the person it is for now and
+then, typos. A sentence here is drawn from
 
-* a lead ("i need", "can you find me", ...), several sentence shapes (attributes before the noun,
-  after it in a relative clause, or as a second clause) and a random order of the option phrases;
-* attribute paraphrases (``"sulfate free"`` → ``"sulfate-free"`` / ``"without sulfate"``, a small
-  synonym table) drawn with probability ``p_attr``;
-* option phrases by option name ("in navy blue", "with a lavender scent", "in size large",
-  "a 16 fl oz ...") whose value is paraphrased with probability ``p_value``
-  (``"x-large"`` → ``"xl"``, ``"pack of 6"`` → ``"6 pack"``, ``"grey"`` → ``"gray"``, ...).
+* a lead (37, :data:`~.lexicon.LEADS`) or a sentence that starts with the person it is for;
+* one of several shapes: attributes before the noun, after it ("that is ..."), as a second clause
+  ("it should be ..."), or a terse search-like phrase ("sulfate free shampoo lavender 16 oz");
+* attribute paraphrases (``"sulfate free"`` → ``"sulfate-free"`` / ``"without sulfate"``) and
+  option-value paraphrases (``"x-large"`` → ``"xl"``, ``"pack of 6"`` → ``"6 pack"``, ``"grey"`` →
+  ``"gray"``) inside option phrases chosen by option name ("in navy blue", "with a lavender
+  scent", "in size 9", "in an eco pouch" — the article follows the words it stands before);
+* now and then a brand ("from zygrav"), a recipient, occasion or purpose ("for my mom's
+  birthday", "for a camping trip"), a qualifier ("affordable", "good quality"), a closer ("thanks");
+* a typo in one word (a swapped, dropped, doubled or neighbouring-key letter) at rate ``typo``.
 
-The goal's structured fields (attributes, option values) are kept apart for the reward; the
-sentence only has to mean the same thing.
+Which options a goal asks for (omissions) is decided by :mod:`.catalog`; the goal's structured
+fields (attributes, option values) are kept apart for the reward, the sentence only has to mean
+the same thing.
 """
 
 from __future__ import annotations
@@ -26,21 +32,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-LEADS: tuple[str, ...] = (
-    "i need",
-    "i am looking for",
-    "i'm looking for",
-    "i want to buy",
-    "i would like",
-    "find me",
-    "can you find me",
-    "please get me",
-    "i'm searching for",
-    "looking for",
-    "i want",
-    "help me find",
-)
-"""How a sentence starts."""
+from agentgym_credit.envs.webshop.lexicon import CLOSERS, LEADS, OCCASIONS, PURPOSES, QUALIFIERS, RECIPIENTS
 
 ATTRIBUTE_PARAPHRASES: dict[str, tuple[str, ...]] = {
     "long lasting": ("long-lasting", "that lasts all day"),
@@ -71,7 +63,9 @@ ATTRIBUTE_PARAPHRASES: dict[str, tuple[str, ...]] = {
 }
 """Other ways to say an attribute (besides the generic ``"x free"`` → ``"x-free"`` / ``"without x"``)."""
 
-_MEASURE = re.compile(r"^(\d+(?:\.\d+)?)\s+(fl oz|ounce|pound|count|bags|feet|inch|colors)$")
+_MEASURE = re.compile(
+    r"^(\d+(?:\.\d+)?)\s+(fl oz|ounce|pound|count|bags|feet|inch|colors|quart|ml|liter|piece|cartridges)$"
+)
 _UNIT_PARAPHRASES: dict[str, tuple[str, ...]] = {
     "fl oz": ("fluid ounce", "oz", "fl. oz"),
     "ounce": ("oz", "ounces"),
@@ -81,12 +75,17 @@ _UNIT_PARAPHRASES: dict[str, tuple[str, ...]] = {
     "feet": ("ft", "foot"),
     "inch": ("in", "inches"),
     "colors": ("shades", "colours"),
+    "quart": ("qt", "quarts"),
+    "ml": ("milliliter", "mls"),
+    "liter": ("litre", "l"),
+    "piece": ("pc", "pieces", "pcs"),
+    "cartridges": ("refills", "blades"),
 }
 VALUE_PARAPHRASES: dict[str, tuple[str, ...]] = {
     "x-small": ("xs", "extra small"),
-    "small": ("s", "size s"),
-    "medium": ("m", "size m"),
-    "large": ("l", "size l"),
+    "small": ("s", "sm"),
+    "medium": ("m", "med"),
+    "large": ("l", "lg"),
     "x-large": ("xl", "extra large"),
     "xx-large": ("xxl", "2x large"),
     "navy blue": ("navy",),
@@ -107,19 +106,19 @@ VALUE_PARAPHRASES: dict[str, tuple[str, ...]] = {
 """Other ways to say an option value (besides unit paraphrases and ``pack of n`` → ``n pack``)."""
 
 
-_PHRASE_STARTS = (
-    "with ",
-    "for ",
-    "that ",
-    "without ",
-    "no ",
-    "packed ",
-    "made ",
-    "gentle ",
-    "not ",
-    "simple ",
-)
-"""Attribute wordings that follow the noun ("shoes with laces") instead of preceding it."""
+
+
+RATES: dict[str, float] = {
+    "attr_paraphrase": 0.35,
+    "value_paraphrase": 0.45,
+    "brand": 0.15,
+    "context": 0.2,
+    "qualifier": 0.1,
+    "closer": 0.03,
+    "typo": 0.1,
+    "terse": 0.1,
+}
+"""Probability of each habit per sentence (per attribute / option value for the paraphrases)."""
 
 
 def _pick(rng: Any, xs: Sequence[str]) -> str:
@@ -127,7 +126,7 @@ def _pick(rng: Any, xs: Sequence[str]) -> str:
 
 
 def _article(words: str) -> str:
-    return "an" if words[:1] in "aeiou" else "a"
+    return "an" if words[:1] in "aeiou" or re.match(r"(8|11|18)\b", words) else "a"
 
 
 def paraphrase_value(rng: Any, value: str) -> str:
@@ -156,33 +155,76 @@ def paraphrase_attribute(rng: Any, attr: str) -> str:
     return attr
 
 
+_SIZE_WORDS = frozenset(("x-small", "small", "medium", "large", "x-large", "xx-large", "xs", "s", "sm", "m",
+                         "med", "l", "lg", "xl", "xxl", "extra small", "extra large", "2x large"))
+
+
 def _option_phrase(rng: Any, name: str, value: str) -> str:
-    """The words that ask for one option value, value inside the phrase."""
+    """The words that ask for one option value, value inside the phrase (never "size size")."""
     if name == "color":
-        return _pick(
-            rng, (f"in {value}", f"in the color {value}", f"that comes in {value}", f"{value} colored")
-        )
+        return _pick(rng, (f"in {value}", f"in the color {value}", f"{value} colored", f"in {value} color", value))
     if name == "scent":
-        return _pick(rng, (f"with a {value} scent", f"in {value} scent", f"that smells like {value}"))
+        return _pick(rng, (f"with {_article(value)} {value} scent", f"in {value} scent", f"that smells like {value}",
+                           f"{value} scented"))
     if name == "flavor":
-        return _pick(rng, (f"in {value} flavor", f"{value} flavored", f"with {value} flavor"))
-    if name == "size":
-        return _pick(rng, (f"in size {value}", f"in the {value} size", f"size {value}", f"{value} size"))
-    if name == "packaging":
-        return _pick(
-            rng,
-            (f"packed in a {value}", f"in a {value}", f"with {value} packaging", f"that ships in a {value}"),
-        )
+        return _pick(rng, (f"in {value} flavor", f"{value} flavored", f"with {value} flavor", f"in the {value} flavor"))
     if name == "capacity":
         return _pick(rng, (f"with {value} of storage", f"in {value}", f"{value} capacity"))
+    if name == "packaging":
+        art = _article(value)
+        return _pick(rng, (f"packed in {art} {value}", f"in {art} {value}", f"{value} packaging", f"in {value}"))
+    if name == "size":
+        if value in _SIZE_WORDS or re.fullmatch(r"\d+(\.\d+)?", value):
+            return _pick(rng, (f"in size {value}", f"size {value}", f"in {value}", f"in a size {value}"))
+        if value.endswith("size"):
+            return _pick(rng, (f"in {value}", value))
+        return _pick(rng, (f"in {value}", f"{value}", f"the {value} one", f"in the {value} size"))
     return _pick(rng, (f"in the {value} style", f"in {value}", f"the {value} version", f"{value} style"))
 
 
 def _join(parts: Sequence[str], rng: Any) -> str:
     if len(parts) <= 1:
         return "".join(parts)
-    sep = _pick(rng, (" and ", ", "))
-    return sep.join(parts[:-1]) + _pick(rng, (" and ", ", and ")) + parts[-1]
+    sep = _pick(rng, (" and ", ", ", " "))
+    return sep.join(parts[:-1]) + _pick(rng, (" and ", ", and ", " ")) + parts[-1]
+
+
+_KEYBOARD = "qwertyuiop asdfghjkl zxcvbnm"
+
+
+def add_typo(rng: Any, text: str) -> str:
+    """``text`` with one typo in one word of 4+ letters: two letters swapped, one dropped, one doubled
+    or one replaced by a keyboard neighbour (the text unchanged when it has no such word)."""
+    words = text.split(" ")
+    cand = [i for i, w in enumerate(words) if len(w) >= 4 and w.isalpha()]
+    if not cand:
+        return text
+    i = cand[rng.integers(len(cand))]
+    w = words[i]
+    j = rng.integers(1, len(w) - 1)
+    kind = rng.integers(4)
+    if kind == 0 and w[j] != w[j + 1]:
+        w = w[:j] + w[j + 1] + w[j] + w[j + 2 :]
+    elif kind == 1:
+        w = w[:j] + w[j + 1 :]
+    elif kind in (0, 2):  # (a swap of two equal letters would change nothing: double one instead)
+        w = w[:j] + w[j] + w[j:]
+    else:
+        k = _KEYBOARD.find(w[j])
+        near = [c for c in (_KEYBOARD[k - 1 : k] + _KEYBOARD[k + 1 : k + 2]) if c.isalpha()] if k >= 0 else []
+        w = w[:j] + (near[rng.integers(len(near))] if near else w[j]) + w[j + 1 :]
+    words[i] = w
+    return " ".join(words)
+
+
+def _context(rng: Any) -> str:
+    kind = rng.integers(4)
+    if kind == 0:
+        return f"for {_pick(rng, RECIPIENTS)}"
+    if kind == 1:
+        occ = _pick(rng, OCCASIONS)
+        return _pick(rng, (f"as {_article(occ)} {occ} gift", f"for {_pick(rng, RECIPIENTS)}'s {occ}", f"for the {occ}"))
+    return _pick(rng, PURPOSES)
 
 
 def instruction_sentence(
@@ -191,46 +233,92 @@ def instruction_sentence(
     attributes: Sequence[str],
     goal_options: Mapping[str, str],
     *,
-    p_attr: float = 0.4,
-    p_value: float = 0.5,
+    brand: str | None = None,
+    rates: Mapping[str, float] | None = None,
 ) -> str:
     """One seeded sentence asking for a ``noun`` with ``attributes`` and ``goal_options`` (values in
-    the text, possibly paraphrased; see module docstring). ``rng`` has ``integers(n)`` and ``u()``."""
-    attrs = [paraphrase_attribute(rng, a) if rng.u() < p_attr else a for a in attributes]
-    attrs = [attrs[i] for i in rng.sample(len(attrs), len(attrs))] if len(attrs) > 1 else attrs
-    if len(attrs) > 1 and rng.u() < 0.5:
-        attrs = list(reversed(attrs))
+    the text, possibly paraphrased; see module docstring). ``rng`` has ``integers(n)``, ``u()`` and
+    ``sample(n, k)``; ``rates`` overrides entries of :data:`RATES`."""
+    r = RATES if rates is None else {**RATES, **rates}
+    attrs = [paraphrase_attribute(rng, a) if rng.u() < r["attr_paraphrase"] else a for a in attributes]
+    if len(attrs) > 1:
+        attrs = [attrs[i] for i in rng.sample(len(attrs), len(attrs))]
+        if rng.u() < 0.5:
+            attrs.reverse()
     names = list(goal_options)
     keys = [rng.u() for _ in names]
-    order = sorted(range(len(names)), key=keys.__getitem__)
-    opts = []
-    for i in order:
+    values = []
+    for i in sorted(range(len(names)), key=keys.__getitem__):
         v = goal_options[names[i]]
-        v = paraphrase_value(rng, v) if rng.u() < p_value else v
-        opts.append(_option_phrase(rng, names[i], v))
-    lead = _pick(rng, LEADS)
-    pre = [a for a in attrs if not a.startswith(_PHRASE_STARTS)]
-    post = [a for a in attrs if a.startswith(_PHRASE_STARTS)]
-    joined = _join(pre, rng)
-    tail = " ".join(x for x in (_join(post, rng), _join(opts, rng)) if x)
-    form = rng.integers(4) if pre else 0
-    if form == 0:
-        head = f"{_article(joined or noun)} {joined + ' ' if joined else ''}{noun}"
-        body = f"{head} {tail}" if tail else head
-    elif form == 1:
-        body = f"{_article(noun)} {noun} that is {joined}" + (f", {tail}" if tail else "")
-    elif form == 2:
-        body = f"{_article(noun)} {noun} {tail}, it should be {joined}" if tail else f"{noun}, {joined}"
+        values.append((names[i], paraphrase_value(rng, v) if rng.u() < r["value_paraphrase"] else v))
+    ctx = _context(rng) if rng.u() < r["context"] else ""
+    qual = _pick(rng, QUALIFIERS) if rng.u() < r["qualifier"] else ""
+    made_by = ""
+    if brand and rng.u() < r["brand"]:
+        made_by = _pick(rng, (f"from {brand.lower()}", f"by {brand.lower()}", f"{brand.lower()} brand",
+                              f"made by {brand.lower()}"))
+    if rng.u() < r["terse"]:  # a search-box habit: words without the grammar
+        parts = [*attrs, noun, *(v for _, v in values), made_by]
+        body = " ".join(p for p in parts if p)
     else:
-        body = f"{noun} {tail} which is {joined}" if tail else f"{noun} which is {joined}"
-    return f"{lead} {body}".replace("  ", " ").strip()
+        opts = _join([_option_phrase(rng, n, v) for n, v in values], rng)
+        post = [a for a in attrs if a.startswith(_PHRASE_STARTS)]
+        pre = [a for a in attrs if not a.startswith(_PHRASE_STARTS)]
+        lead = _pick(rng, LEADS)
+        form = rng.integers(4) if pre else 0
+        joined = _join(pre, rng)
+        mods = " ".join(x for x in (qual, joined if form == 0 else "") if x)
+        head = f"{mods} {noun}".strip()
+        plural = noun.endswith("s") and not noun.endswith("ss")
+        head = f"{_article(head)} {head}" if not plural and rng.u() < 0.85 else head
+        tail = " ".join(x for x in (made_by, _join(post, rng), opts) if x)
+        if form == 1:
+            tail = f"that is {joined}" + (f" {tail}" if tail else "")
+        elif form == 2:
+            tail = (f"{tail}, " if tail else "") + _pick(rng, ("it should be", "it must be", "and it has to be",
+                                                                "preferably")) + f" {joined}"
+        elif form == 3:
+            tail = (f"{tail} " if tail else "") + _pick(rng, ("which is", "that's", "with")) + f" {joined}"
+        if ctx and rng.u() < 0.3:
+            body = f"{lead} {head} {ctx} {tail}"
+        else:
+            body = f"{lead} {head} {tail} {ctx}"
+        if rng.u() < r["closer"]:
+            body = f"{body}, {_pick(rng, CLOSERS)}"
+    text = re.sub(r"\s+", " ", body).strip().replace(" ,", ",")
+    text = re.sub(r"\b([\w'-]+) \1\b", r"\1", text)  # "high protein protein bar" -> "high protein bar"
+    return add_typo(rng, text) if rng.u() < r["typo"] else text
+
+
+_PHRASE_STARTS = ("with ", "for ", "that ", "without ", "no ", "packed ", "made ", "gentle ", "not ", "simple ",
+                  "low in", "easy to")
+"""Attribute wordings that follow the noun ("shoes with laces") instead of preceding it."""
+
+_WORDS = re.compile(r"[a-z0-9]+(?:['.-][a-z0-9]+)*")
+
+
+def language_stats(texts: Sequence[str]) -> dict[str, float]:
+    """``mean_words``, ``vocabulary`` (distinct words) and ``distinct3`` (distinct word 3-grams over all
+    3-grams) of instructions; words = lower-cased runs of letters and digits (with inner ``'.-``)."""
+    toks = [_WORDS.findall(t.lower()) for t in texts]
+    n = sum(len(t) for t in toks)
+    tri = [tuple(t[i : i + 3]) for t in toks for i in range(len(t) - 2)]
+    return {
+        "n": float(len(texts)),
+        "mean_words": n / max(len(texts), 1),
+        "vocabulary": float(len({w for t in toks for w in t})),
+        "distinct3": len(set(tri)) / max(len(tri), 1),
+    }
 
 
 __all__ = [
     "ATTRIBUTE_PARAPHRASES",
     "LEADS",
+    "RATES",
     "VALUE_PARAPHRASES",
+    "add_typo",
     "instruction_sentence",
+    "language_stats",
     "paraphrase_attribute",
     "paraphrase_value",
 ]

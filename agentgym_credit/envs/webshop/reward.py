@@ -20,7 +20,11 @@ princeton-nlp/WebShop, branch ``master`` (the code of the published numbers) and
   thesaurus for synonyms; not done here.)
 * **Options, v2.** Both sides colour-normalized and lower-cased. Each *selected* option satisfies
   at most one goal option not yet satisfied: an option named ``size`` only exactly (its value equals
-  the goal value), any other option when ``token_set_ratio(goal_value, value) > 85``. Then every goal
+  the goal value), any other option when ``token_set_ratio(goal_value, value) > 85``. Two
+  tightenings here (issue 25): a goal value that the purchased product itself lists among its option
+  values is met only by selecting exactly that value (``"plain box"`` packaging is not a ``"plain"``
+  flavour, ``"large"`` not ``"x-large"``), and a dict goal's option is met only by a selection of the
+  same option name. Then every goal
   option still unsatisfied counts when the *goal* value is a substring of the lower-cased title,
   bullet points or description. ``n_option_matches`` = satisfied goal options. (``v2`` itself
   counts per selected option and can pass the number of goal options, i.e. a score above 1; here
@@ -269,14 +273,25 @@ def option_reward(
     if rules != "v2":
         raise ValueError(f"reward rules must be one of {REWARD_RULES}, got {rules!r}")
     goals = [normalize_color(o.lower()) for o in _goal_option_values(goal_options)]
+    goal_names = [n.lower() for n in goal_options] if isinstance(goal_options, Mapping) else None
+    listed = {normalize_color(v.lower()) for vals in (purchased.get("options") or {}).values() for v in vals}
     found: set[int] = set()
     for name, value in selected.items():
         value = normalize_color(value.lower())
-        open_goals = [i for i in range(len(goals)) if i not in found]
+        open_goals = [
+            i for i in range(len(goals)) if i not in found and (goal_names is None or goal_names[i] == name.lower())
+        ]
         if name.lower() in EXACT_MATCH_OPTIONS:
             hit = next((i for i in open_goals if goals[i] == value), None)
-        else:
-            hit = next((i for i in open_goals if fuzzy_score(goals[i], value) > FUZZY_THRESHOLD), None)
+        else:  # a goal value the product lists is met by that value only, never by a fuzzy neighbour
+            hit = next(
+                (
+                    i
+                    for i in open_goals
+                    if goals[i] == value or (goals[i] not in listed and fuzzy_score(goals[i], value) > FUZZY_THRESHOLD)
+                ),
+                None,
+            )
         if hit is not None:
             found.add(hit)
     for i, g in enumerate(goals):  # fallback: an unmatched GOAL option written in the product text

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -39,7 +40,8 @@ import tempfile
 import threading
 import warnings
 import zipfile
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,8 @@ INDEX_FORMAT_VERSION = 2
 DENSE_FRACTION, DENSE_MIN_DOCS, DENSE_MAX_TERMS = 8, 20_000, 64
 """Terms in more than 1/8 of at least 20k documents are added as dense vectors (at most 64 kept)."""
 K1_DEFAULT, B_DEFAULT = 0.9, 0.4
+BUILD_CHUNK = 65_536
+"""Documents analyzed per chunk of an index build (see :meth:`BM25Index.build`)."""
 CACHE_ENV_VAR = "AGENTGYM_CREDIT_WEBSHOP_CACHE"
 """Environment variable that overrides the on-disk cache folder."""
 
@@ -134,17 +138,26 @@ class BM25Index:
     @classmethod
     def build(
         cls,
-        docs: Sequence[str],
+        docs: Iterable[str],
         *,
         k1: float = K1_DEFAULT,
         b: float = B_DEFAULT,
         fingerprint: str = "",
         progress: bool = False,
+        chunk: int = BUILD_CHUNK,
     ) -> BM25Index:
-        """Index ``docs`` (document ``i`` is result ``i``)."""
+        """Index ``docs`` (document ``i`` is result ``i``; any iterable, read once).
+
+        Built in chunks of ``chunk`` documents: each chunk's term ids go into a 4-byte ``array`` (not
+        a Python list of ints, ~60 bytes a token) and become numpy postings (term, doc, tf) at once;
+        the chunks' postings are concatenated and stably sorted by term at the end, so memory is
+        ~10 bytes per posting plus one chunk's tokens, whatever the number of documents.
+        """
+        if chunk < 1:
+            raise ValueError(f"chunk must be >= 1, got {chunk}")
         vocab: dict[str, int] = {}
-        term_ids: list[int] = []
-        doc_len = np.zeros(len(docs), dtype=np.int32)
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        lens: list[np.ndarray] = []
         it: Any = docs
         if progress:
             try:
@@ -154,22 +167,44 @@ class BM25Index:
             except ImportError:
                 pass
         setdefault = vocab.setdefault
-        for i, d in enumerate(it):
-            terms = analyze(d)
-            doc_len[i] = len(terms)
-            term_ids.extend(setdefault(t, len(vocab)) for t in terms)
-        n_docs = len(docs)
+        it = iter(it)
+        n_docs = 0
+        while True:
+            block = list(itertools.islice(it, chunk))
+            if not block:
+                break
+            ids = array("i")
+            dl = np.zeros(len(block), dtype=np.int64)
+            for i, d in enumerate(block):
+                terms = analyze(d)
+                dl[i] = len(terms)
+                ids.extend([setdefault(t, len(vocab)) for t in terms])
+            m = len(block)
+            keys, tf = np.unique(
+                np.frombuffer(ids, dtype=np.int32).astype(np.int64) * m + np.repeat(np.arange(m), dl),
+                return_counts=True,
+            )
+            parts.append(((keys // m).astype(np.int32), (keys % m + n_docs).astype(np.int32), tf.astype(np.int32)))
+            lens.append(dl.astype(np.int32))
+            n_docs += m
+            del block, ids, keys, tf
         n_terms = len(vocab)
-        tids = np.asarray(term_ids, dtype=np.int64)
-        dids = np.repeat(np.arange(n_docs, dtype=np.int64), doc_len)
-        keys, tf = np.unique(tids * max(n_docs, 1) + dids, return_counts=True)
-        p_term = keys // max(n_docs, 1)
-        p_doc = (keys % max(n_docs, 1)).astype(np.int32)
+        doc_len = np.concatenate(lens) if lens else np.zeros(0, dtype=np.int32)
+        p_term = np.concatenate([x[0] for x in parts]) if parts else np.zeros(0, dtype=np.int32)
+        order = np.argsort(p_term, kind="stable")  # chunks are in doc order: docs stay ascending per term
+        p_term = p_term[order]
+        p_doc = np.concatenate([x[1] for x in parts])[order] if parts else np.zeros(0, dtype=np.int32)
+        tf = np.concatenate([x[2] for x in parts])[order] if parts else np.zeros(0, dtype=np.int32)
+        del parts, order
         df = np.bincount(p_term, minlength=n_terms)
         idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
         avg = float(doc_len.mean()) if n_docs and doc_len.mean() > 0 else 1.0
-        norm = k1 * (1.0 - b + b * doc_len[p_doc] / avg)
-        weight = (idf[p_term] * tf / (tf + norm)).astype(np.float32)
+        weight = np.empty(p_term.shape[0], dtype=np.float32)
+        step = 1 << 22  # weights in slices: float64 temporaries of one slice only
+        for s0 in range(0, p_term.shape[0], step):
+            sl = slice(s0, s0 + step)
+            t, d, f = p_term[sl], p_doc[sl], tf[sl].astype(np.float64)
+            weight[sl] = idf[t] * f / (f + k1 * (1.0 - b + b * doc_len[d] / avg))
         indptr = np.zeros(n_terms + 1, dtype=np.int64)
         np.cumsum(df, out=indptr[1:])
         return cls(list(vocab), indptr, p_doc, weight, doc_len, k1=k1, b=b, fingerprint=fingerprint)
@@ -383,7 +418,7 @@ def shared_index(
                 idx = None
         if idx is None:
             idx = BM25Index.build(
-                [product_document(p) for p in catalog.products], k1=k1, b=b, fingerprint=fp, progress=progress
+                (product_document(p) for p in catalog.products), k1=k1, b=b, fingerprint=fp, progress=progress
             )
             if path is not None:
                 try:

@@ -2,7 +2,8 @@
 
 What lives here: :class:`ProductType` (one kind of product: category path, noun, attribute pool,
 option lists, price range, uses), :data:`PRODUCT_TYPES` (30 types in WebShop's 5 categories),
-and the word lists :mod:`.catalog` draws brands, lines, benefits and reviews from.
+and the word lists :mod:`.catalog` draws brands, lines, benefits and reviews from
+(:data:`FIRST_BRANDS` are the hand-written brands of generator versions <= 3).
 
 Rules the tests check: no two attributes (or two non-size option values) of a type fuzzy-match,
 and no option value occurs in any product text the generator writes.
@@ -11,6 +12,9 @@ and no option value occurs in any product text the generator writes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from agentgym_credit.envs.webshop.lexicon import EXTRA_TYPE_ROWS, brand_names
+from agentgym_credit.envs.webshop.reward import COLOR_SET, normalize_color
 
 COLORS = (
     "black",
@@ -375,9 +379,22 @@ PRODUCT_TYPES: tuple[ProductType, ...] = (
         "searing and baking",
     ),
 )
-"""The generator's vocabulary: 30 product types in 5 categories."""
+PRODUCT_TYPES += tuple(
+    _t(cat, path, noun, attrs.split("|"), opts, price, uses) for cat, path, noun, attrs, opts, price, uses in EXTRA_TYPE_ROWS
+)
+"""The generator's vocabulary: 80 product types in 5 categories (the first 30 here, the rest from
+:data:`~.lexicon.EXTRA_TYPE_ROWS`)."""
 
-BRANDS = (
+_BANNED_IN_BRANDS = frozenset(
+    {normalize_color(v) for pt in PRODUCT_TYPES for vals in pt.options.values() for v in vals}
+    | set(COLOR_SET)
+    | {a for pt in PRODUCT_TYPES for a in pt.attributes}
+)
+BRANDS = brand_names(3000, _BANNED_IN_BRANDS)
+"""Invented brand names (one per product family, drawn with replacement); none contains an option
+value, a colour or an attribute, so no brand leaks an option into a product's text."""
+
+FIRST_BRANDS = (
     "Lumera",
     "Norvik",
     "Alpenbloom",
@@ -449,6 +466,7 @@ __all__ = [
     "APPAREL_SIZES",
     "BENEFITS",
     "BRANDS",
+    "FIRST_BRANDS",
     "COLORS",
     "LINES",
     "PACKAGING",

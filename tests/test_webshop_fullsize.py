@@ -1,0 +1,122 @@
+"""Issue 25 part 5: the full-size path — a streaming generator and loader, a cap on goals per product,
+a chunked index build (results identical to one chunk)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rapidfuzz")
+
+from agentgym_credit.envs.webshop.catalog import MAX_PRODUCTS, generate_catalog, generate_raw, iter_raw  # noqa: E402
+from agentgym_credit.envs.webshop.data import (  # noqa: E402
+    WebShopDataError,
+    _combos,
+    iter_json_array,
+    iter_json_object,
+    load_original,
+    process_items,
+)
+from agentgym_credit.envs.webshop.search import BM25Index, product_document  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "webshop"
+FULL_SIZE = 1_181_436
+"""Products in the original's full catalog (items_shuffle.json)."""
+
+
+def test_generator_streams_the_full_size():
+    """Was: more than 200,000 products refused. The stream is lazy: the first products of the full-size
+    catalog are those of a small one (the size only says where to stop)."""
+    assert MAX_PRODUCTS >= FULL_SIZE
+    head = list(itertools.islice(iter_raw(FULL_SIZE, seed=4), 30))
+    items, attrs, reviews = generate_raw(30, seed=4)
+    assert [h[0] for h in head] == items
+    assert [h[1] for h in head] == [attrs[it["asin"]] for it in items]
+    assert [h[2] for h in head if h[2] is not None] == reviews
+
+
+def test_streamed_catalog_equals_the_processed_raw_files():
+    cat = generate_catalog(300, seed=2)
+    items, attrs, reviews = generate_raw(300, seed=2)
+    assert cat.products == process_items(items, attrs, reviews)
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 7, 64, 1 << 20])
+def test_streaming_json_readers_equal_json_load(chunk):
+    for name in ("items_shuffle_tiny.json", "reviews_tiny.json"):
+        path = FIXTURES / name
+        assert list(iter_json_array(path, chunk=chunk)) == json.loads(path.read_text(encoding="utf-8"))
+    for name in ("items_ins_v2_tiny.json", "items_human_ins_tiny.json"):
+        path = FIXTURES / name
+        assert dict(iter_json_object(path, chunk=chunk)) == json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_streaming_json_numbers_across_chunks_and_errors(tmp_path):
+    p = tmp_path / "a.json"
+    p.write_text(' [ 1, 23 ,456,\n{"k": [7, 8.5e3]}, "x\\"y", 1234567 ] ', encoding="utf-8")
+    for chunk in (1, 2, 3, 5):
+        assert list(iter_json_array(p, chunk=chunk)) == [1, 23, 456, {"k": [7, 8500.0]}, 'x"y', 1234567]
+    (tmp_path / "e.json").write_text("[]", encoding="utf-8")
+    assert list(iter_json_array(tmp_path / "e.json")) == []
+    for bad, match in (("[1, 2", "expected"), ("[1 2]", "expected ','"), ('{"a": 1', "expected"),
+                       ("[1, }", "invalid JSON"), ("{1: 2}", "invalid JSON|not a string"), ('{"a"}', "':'")):
+        (tmp_path / "b.json").write_text(bad, encoding="utf-8")
+        it = iter_json_object if bad.startswith("{") else iter_json_array
+        with pytest.raises(WebShopDataError, match=match):
+            list(it(tmp_path / "b.json", chunk=2))
+    (tmp_path / "o.json").write_text('{"a": 1}', encoding="utf-8")
+    with pytest.raises(WebShopDataError, match="expected '\\['"):
+        list(iter_json_array(tmp_path / "o.json"))
+
+
+def test_loader_reads_only_what_it_needs(tmp_path):
+    """``num_products`` stops reading the items file: a broken tail after the first products is never read
+    (json.load of the whole file would fail)."""
+    good = (FIXTURES / "items_shuffle_tiny.json").read_text(encoding="utf-8").rstrip()
+    assert good.endswith("]")
+    (tmp_path / "items.json").write_text(good[:-1] + ", {broken", encoding="utf-8")
+    cat = load_original(tmp_path / "items.json", FIXTURES / "items_ins_v2_tiny.json", num_products=2)
+    assert [p["asin"] for p in cat.products] == ["B07ABCDE01", "B07ABCDE02"]
+    with pytest.raises(WebShopDataError, match="items.json"):
+        load_original(tmp_path / "items.json", FIXTURES / "items_ins_v2_tiny.json")
+
+
+def test_loader_caps_goals_per_product():
+    files = (FIXTURES / "items_shuffle_tiny.json", FIXTURES / "items_ins_v2_tiny.json")
+    assert len(load_original(*files, goals_per_product=None).goals) == 8  # 2x2 + 2x2, as the original
+    capped = load_original(*files, goals_per_product=1)
+    assert sorted(g["asin"] for g in capped.goals) == ["B07ABCDE01", "B07ABCDE02"]
+    assert len(load_original(*files).goals) == 8  # default cap 10 > 4 combinations
+    with pytest.raises(ValueError, match="goals_per_product"):
+        load_original(*files, goals_per_product=0)
+
+
+def test_combos_sampled_without_listing_them():
+    lists = [[f"v{i}{j}" for j in range(10)] for i in range(12)]  # 10**12 combinations
+    rng = np.random.default_rng(0)
+    got = _combos(rng, lists, 10)
+    assert len(got) == len(set(got)) == 10 and all(len(c) == 12 for c in got)
+    assert got == _combos(np.random.default_rng(0), lists, 10)
+    small = [["a", "b"], ["x", "y", "z"]]
+    assert _combos(rng, small, None) == _combos(rng, small, 6) == list(itertools.product(*small))
+    assert set(_combos(rng, small, 4)) < set(itertools.product(*small))
+
+
+def test_chunked_index_build_equals_one_chunk():
+    """Was: every token id of the corpus in one Python list (~60 bytes a token). Chunks give identical arrays."""
+    cat = generate_catalog(400, seed=1)
+    docs = [product_document(p) for p in cat.products]
+    one = BM25Index.build(docs, chunk=1 << 20)
+    for chunk in (1, 3, 128):
+        other = BM25Index.build((d for d in docs), chunk=chunk)
+        assert other.vocab == one.vocab
+        for name in ("indptr", "postings_doc", "postings_weight", "doc_len"):
+            np.testing.assert_array_equal(getattr(other, name), getattr(one, name))
+    assert one.postings_doc.dtype == np.int32 and one.postings_weight.dtype == np.float32
+    assert BM25Index.build([]).n_docs == 0
+    with pytest.raises(ValueError, match="chunk"):
+        BM25Index.build(docs, chunk=0)
