@@ -43,6 +43,7 @@ BENCH_NAMES: tuple[str, ...] = (
     "grouping",
     "grouping_speed",
     "reliability",
+    "credit_real",
 )
 """Benchmarks ``agentgym-credit bench`` dispatches to (modules of ``agentgym_credit.bench``)."""
 

@@ -1,0 +1,452 @@
+"""``agentgym-credit bench credit_real``: every estimator against Monte-Carlo A^π on ALFWorld and WebShop.
+
+Per (env, behaviour policy): ``groups`` groups of N = max(``sizes``) rollouts are collected with
+:class:`~agentgym_credit.truth.policies.RolloutPolicy` (the policy's distribution recorded with every
+step); the smaller N are the first copies of each group (copies are i.i.d. given the group's seed, so
+copies 0..N−1 are an N-rollout collect). ``scored`` rows of the smallest N's copies get the
+Monte-Carlo truth (:func:`agentgym_credit.truth.montecarlo.estimate`, continuations on the collector's
+backend); every estimator at every N is then scored on those same rows. The tree estimator gets
+its own collect per N (the same roots, via the same seeds, plus ``N/2`` trajectories' worth of
+branches: :class:`~agentgym_credit.wrappers.branching.BranchConfig`), so it spends 1.5x the env steps.
+
+Metrics per (env, policy, N, estimator), each with a 95% group-bootstrap interval (clusters = rollout
+groups): Pearson r with Â^π, the same r disattenuated for the truth's Monte-Carlo noise
+(r / sqrt(reliability)), sign accuracy on the rows whose truth interval excludes 0, and the bias
+E[est_raw − (R_t − V̂^π)] in reward units (``est_raw``: the estimator without std normalization; for
+a step-level estimator it is V̂^π − b̂, how far its baseline sits below the true value). Descriptive
+figures per (env, policy, N): share of rows in non-singleton anchor groups (state_key, obs_key),
+revisit rate, aliasing rate; per (env, policy): truth reliability, how often history (the previous
+state) changes Q̂ or the best evaluated action at a repeated state.
+
+:func:`run` does it all; :mod:`agentgym_credit.bench.credit_real_report` writes the CSV, plots and
+``benchmarks/credit_real.md``; :func:`synthetic_coverage` is the check against the exact oracle.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from agentgym_credit.bench.credit_signals import mixed_share, obs_keyed
+from agentgym_credit.credit import ESTIMATORS, advantages, estimator_options, gigpo_step, step_returns
+from agentgym_credit.credit.steps import StepArrays
+from agentgym_credit.truth.experts import ALFWorldExpertFactory, WebShopExpertFactory
+from agentgym_credit.truth.montecarlo import MCConfig, StepTruth, estimate, require_snapshots
+from agentgym_credit.truth.policies import EpsilonExpert, RolloutPolicy, ScorerSoftmax, SnapshotPolicy
+from agentgym_credit.wrappers.branching import BranchConfig
+from agentgym_credit.wrappers.collector import GroupedRolloutCollector
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """An env of the bench: factory, the tasks its groups play (cycled), the step limit."""
+
+    name: str
+    what: str
+    factory: Callable[[], Any]
+    tasks: tuple[Any, ...]
+    max_steps: int
+
+
+def _dev_available() -> bool:
+    from agentgym_credit.envs.alfworld.games import dev_data_dir
+
+    return dev_data_dir() is not None
+
+
+ENVS: dict[str, EnvSpec] = {
+    e.name: e for e in (
+        EnvSpec("alfworld-gen", "ALFWorld, generated games: one of each of the six task types (games 0-5), then 6-11",
+                ALFWorldExpertFactory(), tuple(range(12)), 50),
+        EnvSpec("alfworld-dev", "ALFWorld, the real dev games (../shared/data/alfworld/dev)",
+                ALFWorldExpertFactory((("source", "dev"),)), tuple(range(24)), 50),
+        EnvSpec("webshop", "WebShop, generated 1k-product catalogue, train goals",
+                WebShopExpertFactory(1000), tuple(range(64)), 15),
+    )
+}
+
+POLICIES: dict[str, SnapshotPolicy] = {
+    p.name: p for p in (EpsilonExpert(0.3), ScorerSoftmax(expert_bonus=2.0, overlap_weight=2.0, temperature=1.0))
+}
+"""Behaviour policies: ε-expert (ε = 0.3) and a softmax over a fixed scorer (expert bonus 2, goal-word overlap 2)."""
+
+
+def estimator_table(gamma: float) -> dict[str, tuple[Callable[[StepArrays], np.ndarray], Callable[[StepArrays], np.ndarray]]]:
+    """Name -> (default advantages, raw advantages in reward units) for every compared estimator.
+
+    Includes the graph estimators (``graph``, ``graphgpo``, ``gagpo``) when they are registered.
+    """
+    sim = {"anchor": "similarity", "threshold": 0.95, "sim_metric": "difflib", "linkage": "leader"}
+
+    def reg(name: str, **kw: Any):
+        opts = estimator_options(name)
+        kw = {k: v for k, v in {"gamma": gamma, **kw}.items() if k in opts}
+        raw = dict(kw)
+        for k in ("norm", "step_norm", "episode_norm"):
+            if k in opts:
+                raw[k] = "mean"
+        return (lambda s: advantages(name, s, **kw)), (lambda s: advantages(name, s, **raw))
+
+    def step_term(anchor: str):
+        return (lambda s: gigpo_step(s, gamma=gamma, anchor=anchor)), \
+               (lambda s: gigpo_step(s, gamma=gamma, anchor=anchor, step_norm="mean"))
+
+    def hstep(obs: bool):
+        f = (lambda s: obs_keyed(s)) if obs else (lambda s: s)
+        return (lambda s: advantages("hgpo", f(s), gamma=gamma)), \
+               (lambda s: advantages("hgpo", f(s), gamma=gamma, norm="mean"))
+
+    out = {
+        "grpo": reg("grpo"),
+        "rloo": reg("rloo"),
+        "gigpo[state]": reg("gigpo", anchor="state_key"),
+        "gigpo[obs]": reg("gigpo", anchor="obs_key"),
+        "gigpo[sim≥0.95 difflib]": reg("gigpo", **sim),
+        "gigpo[state]·A^S": step_term("state_key"),
+        "gigpo[obs]·A^S": step_term("obs_key"),
+        "hgpo": reg("hgpo", episode=True),
+        "hgpo·A^H": hstep(False),
+        "hgpo[obs]·A^H": hstep(True),
+    }
+    for name in ("graph", "graphgpo", "gagpo"):
+        if name in ESTIMATORS:
+            out[name] = reg(name)
+    return out
+
+
+@dataclass
+class RealConfig:
+    """What :func:`run` runs (the full run's sizes; :meth:`quick_config` for ``--quick``)."""
+
+    envs: tuple[str, ...] = ("alfworld-gen", "alfworld-dev", "webshop")
+    policies: tuple[str, ...] = tuple(POLICIES)
+    sizes: tuple[int, ...] = (4, 8)
+    groups: dict[str, int] = field(default_factory=lambda: {"alfworld-gen": 6, "alfworld-dev": 6, "webshop": 16})
+    scored: dict[str, int] = field(default_factory=lambda: {"alfworld-gen": 48, "alfworld-dev": 48, "webshop": 96})
+    k: int = 6
+    k_rest: int = 6
+    top: int = 1
+    gamma: float = 0.95
+    history_depth: int = 3
+    backend: str = "subprocess"
+    workers: int = 2
+    slots: int = 32
+    seed: int = 0
+    bootstrap: int = 400
+    synthetic_rows: int = 80
+    synthetic_tasks: tuple[str, ...] = ("credit/GridWorld-v0", "credit/AliasedGrid-v0", "credit/Household-v0")
+    quick: bool = False
+    progress: bool = True
+    command: str = "agentgym-credit bench credit_real"
+
+    @classmethod
+    def quick_config(cls, **kw: Any) -> RealConfig:
+        base: dict[str, Any] = dict(
+            envs=("alfworld-gen", "webshop"), policies=("eps-expert(0.3)",), sizes=(2, 4),
+            groups={"alfworld-gen": 2, "webshop": 4}, scored={"alfworld-gen": 6, "webshop": 12}, k=3, k_rest=2,
+            backend="sync", workers=1, slots=16, bootstrap=100, synthetic_rows=30,
+            synthetic_tasks=("credit/GridWorld-v0",), quick=True)
+        base.update(kw)
+        return cls(**base)
+
+    def validate(self) -> None:
+        for e in self.envs:
+            if e not in ENVS:
+                raise ValueError(f"unknown env {e!r}; choose from {sorted(ENVS)}")
+        for p in self.policies:
+            if p not in POLICIES:
+                raise ValueError(f"unknown policy {p!r}; choose from {sorted(POLICIES)}")
+        if not self.sizes or min(self.sizes) < 2:
+            raise ValueError(f"sizes must be >= 2, got {self.sizes}")
+
+
+def _log(cfg: RealConfig, msg: str) -> None:
+    if cfg.progress:
+        print(f"[credit_real {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def _group_seeds(seed: int, groups: int) -> list[int]:
+    return [int(x) for x in np.random.SeedSequence([seed, 22]).generate_state(groups, np.uint32)]
+
+
+def pick_rows(batch: Any, n_copies: int, count: int, seed: int) -> np.ndarray:
+    """``count`` root rows of copies ``< n_copies``, spread evenly over the groups (random within each)."""
+    rng = np.random.default_rng([seed, 5])
+    copy = batch.traj.copy[batch.traj_id]
+    ok = (copy < n_copies) & (batch.traj.parent[batch.traj_id] < 0)
+    gids = np.unique(batch.group_id[ok])
+    per = {int(g): rng.permutation(np.flatnonzero(ok & (batch.group_id == g))).tolist() for g in gids}
+    out: list[int] = []
+    while len(out) < count and any(per.values()):
+        for g in gids:
+            if per[int(g)] and len(out) < count:
+                out.append(per[int(g)].pop())
+    return np.sort(np.array(out, dtype=np.int64))
+
+
+def describe(steps: StepArrays) -> dict[str, float]:
+    """Share of rows in non-singleton anchor groups (state_key, obs_key), revisit and aliasing rates."""
+    out: dict[str, float] = {}
+    g = np.asarray(steps.group_id, dtype=np.uint64)
+    for name in ("state_key", "obs_key"):
+        pair = np.stack([g, np.asarray(getattr(steps, name), dtype=np.uint64)], axis=1)
+        _, inv, cnt = np.unique(pair, axis=0, return_inverse=True, return_counts=True)
+        out[f"grouped_{name.split('_')[0]}"] = float(np.mean(cnt[inv.ravel()] >= 2)) if len(pair) else float("nan")
+    lay = steps.layout
+    seen: set[tuple[int, int]] = set()
+    rev = np.zeros(steps.n, bool)
+    for r in lay.order:  # rows in (trajectory, t) order
+        key = (int(steps.traj_id[r]), int(steps.state_key[r]))
+        rev[r] = key in seen
+        seen.add(key)
+    out["revisit"] = float(rev.mean()) if steps.n else float("nan")
+    out["aliasing"] = mixed_share(obs_keyed(steps), 0)
+    return out
+
+
+def history_effect(batch: Any, rows: np.ndarray, truth: StepTruth) -> dict[str, float]:
+    """At states scored more than once with different previous states (same task, same state_key): the
+    share of such pairs whose Q̂ of a commonly evaluated action differs beyond both intervals, and whose
+    best commonly evaluated action differs (where two or more are common, the gap resolved)."""
+    hk = batch.steps.history_keys
+    prev = hk[rows, 1] if hk.shape[1] > 1 else np.zeros(len(rows), np.uint64)
+    by: dict[tuple[str, int], list[int]] = {}
+    for i, r in enumerate(rows):
+        by.setdefault((batch.task_id[r], int(batch.state_key[r])), []).append(i)
+    pairs = q_diff = best_pairs = best_diff = 0
+    for idx in by.values():
+        for a in range(len(idx)):
+            for b in range(a + 1, len(idx)):
+                i, j = idx[a], idx[b]
+                if prev[i] == prev[j]:
+                    continue
+                qa, qb = truth.q_actions[i], truth.q_actions[j]
+                common = sorted(set(qa) & set(qb))
+                if not common:
+                    continue
+                pairs += 1
+                q_diff += any(abs(qa[c][0] - qb[c][0]) > 1.96 * np.hypot(qa[c][1], qb[c][1]) for c in common)
+                if len(common) >= 2:
+                    best_pairs += 1
+                    ba, bb = max(common, key=lambda c: qa[c][0]), max(common, key=lambda c: qb[c][0])
+                    gap = lambda q, x, y: q[x][0] - q[y][0] > 1.96 * np.hypot(q[x][1], q[y][1])  # noqa: E731
+                    best_diff += ba != bb and gap(qa, ba, bb) and gap(qb, bb, ba)
+    return {"history_pairs": pairs, "history_q_differs": q_diff / pairs if pairs else float("nan"),
+            "history_best_pairs": best_pairs, "history_best_differs": best_diff / best_pairs if best_pairs else float("nan")}
+
+
+def _metrics(est: np.ndarray, raw: np.ndarray, truth: StepTruth, ret: np.ndarray, clusters: np.ndarray
+             ) -> dict[str, float]:
+    a = truth.adv
+    se2 = truth.adv_se**2
+    resolved = np.abs(a) > truth.adv_half
+
+    @np.errstate(invalid="ignore", divide="ignore")
+    def one(ix: np.ndarray) -> tuple[float, float, float, float]:
+        e, t = est[ix], a[ix]
+        r = float(np.corrcoef(e, t)[0, 1]) if len(ix) > 2 and e.std() > 1e-12 and t.std() > 1e-12 else 0.0
+        var = float(np.var(t, ddof=1)) if len(ix) > 1 else 0.0
+        rel = 1.0 - float(np.mean(se2[ix])) / var if var > 0 else float("nan")
+        dis = r / np.sqrt(rel) if rel > 0 else float("nan")
+        m = resolved[ix]
+        sgn = np.where(np.abs(e[m]) < 1e-9, 0.5, (np.sign(e[m]) == np.sign(t[m])).astype(float))
+        bias = float(np.mean(raw[ix] - (ret[ix] - truth.v[ix])))
+        return r, dis, float(sgn.mean()) if m.any() else float("nan"), bias
+
+    base = one(np.arange(len(a)))
+    gids = np.unique(clusters)
+    members = [np.flatnonzero(clusters == g) for g in gids]
+    rng = np.random.default_rng(123)
+    reps = []
+    for _ in range(_BOOT[0]):
+        pick = rng.integers(len(gids), size=len(gids))
+        reps.append(one(np.concatenate([members[p] for p in pick])))
+    reps_a = np.array(reps, dtype=np.float64)
+    out: dict[str, float] = {}
+    for i, name in enumerate(("pearson", "pearson_disatt", "sign_acc", "bias")):
+        lo, hi = np.nanpercentile(reps_a[:, i], [2.5, 97.5]) if np.isfinite(reps_a[:, i]).any() else (np.nan, np.nan)
+        out[name], out[f"{name}_lo"], out[f"{name}_hi"] = base[i], float(lo), float(hi)
+    out["resolved"] = float(resolved.mean())
+    return out
+
+
+_BOOT = [400]
+
+
+def _tree_rows(tree_batch: Any, batch: Any, rows: np.ndarray) -> np.ndarray:
+    """The tree batch's row of each scored row (same group, copy, t; roots only); -1 if absent."""
+    tb = tree_batch
+    key = {(int(tb.group_id[r]), int(tb.traj.copy[tb.traj_id[r]]), int(tb.t[r])): r
+           for r in range(len(tb)) if tb.traj.parent[tb.traj_id[r]] < 0}
+    out = np.array([key.get((int(batch.group_id[r]), int(batch.traj.copy[batch.traj_id[r]]), int(batch.t[r])), -1)
+                    for r in rows], dtype=np.int64)
+    ok = out >= 0
+    if ok.any() and np.any(tb.state_key[out[ok]] != batch.state_key[rows[ok]]):
+        raise RuntimeError("the tree collect's roots differ from the plain collect's (same seeds): the policy or env "
+                           "is not reproducible")
+    return out
+
+
+def run_cell(cfg: RealConfig, env: EnvSpec, pol_name: str) -> dict[str, Any]:
+    """One (env, policy): collect, Monte-Carlo truth, every estimator at every N (module docstring)."""
+    t0 = time.perf_counter()
+    pol = POLICIES[pol_name]
+    groups = cfg.groups.get(env.name, 4)
+    tasks = [env.tasks[i % len(env.tasks)] for i in range(groups)]
+    seeds = _group_seeds(cfg.seed, groups)
+    nmax, nmin = max(cfg.sizes), min(cfg.sizes)
+    mk = dict(backend=cfg.backend, num_workers=cfg.workers, max_steps=env.max_steps,
+              history_depth=cfg.history_depth, progress=False, seed=cfg.seed)
+    rp = RolloutPolicy(pol, seed=cfg.seed)
+    with GroupedRolloutCollector(env.factory, group_size=nmax, **mk) as col:
+        batch = col.collect(rp, tasks=tasks, seeds=seeds)
+        if batch.traj.failed.any():
+            raise RuntimeError(f"{env.name}: {int(batch.traj.failed.sum())} rollouts failed: {batch.traj.error[:2]}")
+        rows = pick_rows(batch, nmin, cfg.scored.get(env.name, 24), cfg.seed)
+        _log(cfg, f"{env.name} / {pol_name}: {len(batch)} steps collected, scoring {len(rows)} rows")
+        t1 = time.perf_counter()
+        mc = MCConfig(k=cfg.k, k_rest=cfg.k_rest, top=cfg.top, gamma=cfg.gamma, max_steps=env.max_steps,
+                      slots=cfg.slots, seed=cfg.seed)
+        truth = estimate(col.backend, batch, rows, pol, mc)
+        mc_seconds = time.perf_counter() - t1
+    _log(cfg, f"{env.name} / {pol_name}: truth in {mc_seconds:.0f} s, {int(truth.env_steps.sum())} env steps")
+    collect_steps = len(batch)
+    copy = batch.traj.copy[batch.traj_id]
+    table = estimator_table(cfg.gamma)
+    results, descr = [], []
+    clusters = batch.group_id[rows]
+    for n in cfg.sizes:
+        mask = copy < n
+        idx = np.cumsum(mask) - 1  # row of the full batch -> row of the N-subset
+        steps = batch.steps.select(mask)
+        sub_rows = idx[rows]
+        ret = np.asarray(step_returns(steps, cfg.gamma))[sub_rows]
+        descr.append({"env": env.name, "policy": pol_name, "N": n, **describe(steps),
+                      "success": float(batch.traj.won[batch.traj.copy < n].mean())})
+        for name, (f, fraw) in table.items():
+            est, raw = np.asarray(f(steps))[sub_rows], np.asarray(fraw(steps))[sub_rows]
+            results.append({"env": env.name, "policy": pol_name, "N": n, "estimator": name,
+                            **_metrics(est, raw, truth, ret, clusters)})
+        with GroupedRolloutCollector(env.factory, group_size=n, **mk) as tcol:
+            tb = tcol.collect(rp, tasks=tasks, seeds=seeds,
+                              branch=BranchConfig(budget_trajectories=n / 2, rule="uniform", gamma=cfg.gamma,
+                                                  seed=cfg.seed))
+        collect_steps += len(tb)
+        trows = _tree_rows(tb, batch, rows)
+        ok = trows >= 0
+        tsteps = tb.steps
+        tret = np.asarray(step_returns(tsteps, cfg.gamma))
+        est, raw = advantages("tree", tsteps), advantages("tree", tsteps, norm="mean")
+        sub = replace(truth, adv=truth.adv[ok], adv_se=truth.adv_se[ok], adv_half=truth.adv_half[ok], v=truth.v[ok])
+        results.append({"env": env.name, "policy": pol_name, "N": n, "estimator": "tree (+N/2 branched)",
+                        **_metrics(np.asarray(est)[trows[ok]], np.asarray(raw)[trows[ok]], sub, tret[trows[ok]],
+                                   clusters[ok])})
+    info = {"env": env.name, "policy": pol_name, "groups": groups, "rows_scored": len(rows),
+            "truth_reliability": truth.reliability(), "truth_half_width": float(np.median(truth.adv_half)),
+            "adv_sd": float(np.std(truth.adv)), "resolved": float(np.mean(np.abs(truth.adv) > truth.adv_half)),
+            "mc_env_steps": int(truth.env_steps.sum()), "replay_steps": truth.replay_steps,
+            "steps_per_row": float(truth.env_steps.mean()) if len(rows) else 0.0,
+            "collect_steps": collect_steps, "mc_seconds": mc_seconds, "seconds": time.perf_counter() - t0,
+            "success": float(batch.traj.won.mean()), "mean_length": float(batch.traj.length.mean()),
+            **history_effect(batch, rows, truth)}
+    return {"results": results, "describe": descr, "info": info}
+
+
+def synthetic_coverage(cfg: RealConfig) -> list[dict[str, Any]]:
+    """The Monte-Carlo truth against the exact oracle on synthetic tasks: share of scored rows whose 95%
+    interval holds the oracle's A^π (softmax-Q* policy, T = 0.3; ``synthetic_rows`` rows per task)."""
+    import gymnasium as gym
+
+    from agentgym_credit.credit.oracle import evaluate_policy
+    from agentgym_credit.credit.policies import NoisyOptimalPolicy
+    from agentgym_credit.truth.policies import TabularPolicy
+
+    out = []
+    for env_id in cfg.synthetic_tasks:
+        t0 = time.perf_counter()
+        base = gym.make(env_id).unwrapped
+        tasks = base.task_ids()[:4]
+        models: dict[str, Any] = {}
+
+        def model(tid: str, _b: Any = base, _m: dict = models) -> Any:
+            if tid not in _m:
+                _m[tid] = _b.model_for(tid)
+            return _m[tid]
+
+        pol = NoisyOptimalPolicy(0.3, gamma=cfg.gamma)
+        tp = TabularPolicy(pol, model, name="softQ*(T=0.3)")
+        horizon = int(model(tasks[0]).horizon or 100)
+        with GroupedRolloutCollector(env_id, group_size=4, max_steps=horizon, progress=False, seed=cfg.seed,
+                                     history_depth=cfg.history_depth) as col:
+            batch = col.collect(RolloutPolicy(tp, seed=cfg.seed), tasks=tasks, seeds=_group_seeds(cfg.seed + 1, 4))
+            rows = pick_rows(batch, 4, cfg.synthetic_rows, cfg.seed)
+            truth = estimate(col.backend, batch, rows, tp, MCConfig(k=8, k_rest=8, top=1, gamma=cfg.gamma, seed=cfg.seed))
+        vals = {tid: evaluate_policy(model(tid), pol, gamma=cfg.gamma) for tid in set(batch.task_id[r] for r in rows)}
+        exact = np.array([float(vals[batch.task_id[r]].advantages_for_steps(
+            [int(batch.state_index[r])], [model(batch.task_id[r]).action_index(int(batch.state_index[r]), batch.action[r])],
+            [int(batch.t[r])])[0]) for r in rows])
+        cov = truth.covers(exact)
+        k = int(cov.sum())
+        lo, hi = _wilson(k, len(cov))
+        out.append({"task": env_id, "rows": len(cov), "covered": k, "coverage": k / len(cov), "coverage_lo": lo,
+                    "coverage_hi": hi, "median_half_width": float(np.median(truth.adv_half)),
+                    "exact_adv_sd": float(exact.std()), "reliability": truth.reliability(),
+                    "pearson_mc_exact": float(np.corrcoef(exact, truth.adv)[0, 1]) if exact.std() > 0 else float("nan"),
+                    "env_steps": int(truth.env_steps.sum()), "seconds": time.perf_counter() - t0})
+        _log(cfg, f"synthetic {env_id}: coverage {k}/{len(cov)}")
+    return out
+
+
+def _wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    if n == 0:
+        return float("nan"), float("nan")
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return float(c - h), float(c + h)
+
+
+def run(cfg: RealConfig) -> dict[str, Any]:
+    """Every (env, policy) of ``cfg`` plus the synthetic coverage check; raw results and timing."""
+    cfg.validate()
+    _BOOT[0] = cfg.bootstrap
+    t0 = time.perf_counter()
+    load0 = os.getloadavg()[0]
+    res: dict[str, Any] = {"results": [], "describe": [], "info": [], "skipped": []}
+    res["synthetic"] = synthetic_coverage(cfg)
+    for e in cfg.envs:
+        env = ENVS[e]
+        if e == "alfworld-dev" and not _dev_available():
+            res["skipped"].append(f"{e}: ../shared/data/alfworld/dev is absent")
+            continue
+        require_snapshots(env.factory, e, {"task": env.tasks[0]})
+        for p in cfg.policies:
+            cell = run_cell(cfg, env, p)
+            for k in ("results", "describe"):
+                res[k] += cell[k]
+            res["info"].append(cell["info"])
+    res["seconds"] = time.perf_counter() - t0
+    res["load"] = (load0, os.getloadavg()[0])
+    res["estimators"] = sorted(estimator_table(cfg.gamma)) + ["tree (+N/2 branched)"]
+    return res
+
+
+__all__ = ["ENVS", "POLICIES", "EnvSpec", "RealConfig", "estimator_table", "pick_rows", "describe",
+           "history_effect", "run_cell", "synthetic_coverage", "run"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``agentgym-credit bench credit_real`` (see :mod:`.credit_real_report`)."""
+    from agentgym_credit.bench.credit_real_report import main as _main
+
+    return _main(argv)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,183 @@
+"""Monte-Carlo truth (agentgym_credit.truth): against the exact oracle, its bad inputs, its policies."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import agentgym_credit  # noqa: F401
+from agentgym_credit.credit.oracle import evaluate_policy
+from agentgym_credit.credit.policies import NoisyOptimalPolicy, UniformPolicy
+from agentgym_credit.envs.base import CreditEnv
+from agentgym_credit.errors import SnapshotUnsupported
+from agentgym_credit.truth import (
+    EpsilonExpert,
+    MCConfig,
+    PolicyNotMarkov,
+    RolloutPolicy,
+    ScorerSoftmax,
+    TabularPolicy,
+    estimate,
+    require_snapshots,
+)
+from agentgym_credit.truth.montecarlo import t_quantile_975
+from agentgym_credit.truth.policies import distribution_digest
+from agentgym_credit.wrappers.collector import GroupedRolloutCollector
+from agentgym_credit.wrappers.workers import EnvFactory
+
+
+def _collect_synthetic(env_id: str, policy, groups: int = 3, n: int = 4, seed: int = 0):
+    base = gym.make(env_id).unwrapped
+    tasks = base.task_ids()[:groups]
+    models: dict = {}
+
+    def model(tid):
+        if tid not in models:
+            models[tid] = base.model_for(tid)
+        return models[tid]
+
+    tp = TabularPolicy(policy, model)
+    col = GroupedRolloutCollector(env_id, group_size=n, max_steps=int(model(tasks[0]).horizon or 100),
+                                  progress=False, seed=seed)
+    batch = col.collect(RolloutPolicy(tp, seed=seed), tasks=tasks, seeds=[seed * 100 + g for g in range(groups)])
+    return col, batch, tp, model
+
+
+def _exact(batch, rows, policy, model, gamma):
+    out = []
+    for r in rows:
+        m = model(batch.task_id[r])
+        s = int(batch.state_index[r])
+        vals = evaluate_policy(m, policy, gamma=gamma)
+        out.append(float(vals.advantages_for_steps([s], [m.action_index(s, batch.action[r])], [int(batch.t[r])])[0]))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("env_id,policy", [
+    ("credit/GridWorld-v0", NoisyOptimalPolicy(0.3)),
+    ("credit/AliasedGrid-v0", UniformPolicy()),
+])
+def test_intervals_cover_the_exact_oracle(env_id, policy):
+    col, batch, tp, model = _collect_synthetic(env_id, policy)
+    try:
+        rows = np.random.default_rng(1).choice(len(batch), size=min(50, len(batch)), replace=False)
+        truth = estimate(col.backend, batch, rows, tp, MCConfig(k=8, k_rest=8, top=1, gamma=0.95))
+    finally:
+        col.close()
+    exact = _exact(batch, rows, policy, model, 0.95)
+    cov = truth.covers(exact).mean()
+    assert 0.85 <= cov <= 1.0, cov
+    assert np.corrcoef(exact, truth.adv)[0, 1] > 0.6
+    assert np.all(truth.env_steps > 0) and truth.replay_steps > 0
+    assert np.allclose(truth.adv, truth.q - truth.v)
+    assert 0.0 < truth.reliability() <= 1.0
+
+
+def test_v_is_stratified_over_the_policy():
+    """A deterministic env and a policy that always plays one action: every continuation agrees, so
+    A^π of that action is exactly 0 and its interval has no width to hide behind."""
+    col, batch, tp, model = _collect_synthetic("credit/GridWorld-v0", NoisyOptimalPolicy(0.0), groups=1, n=2)
+    try:
+        rows = np.arange(min(4, len(batch)))
+        truth = estimate(col.backend, batch, rows, tp, MCConfig(k=3, k_rest=2, top=2))
+    finally:
+        col.close()
+    exact = _exact(batch, rows, NoisyOptimalPolicy(0.0), model, 0.95)
+    assert truth.covers(exact).all()
+
+
+class _NoSnapshotEnv(CreditEnv):
+    """A CreditEnv that implements the contract but not snapshots."""
+
+    def _reset_impl(self, options):
+        return "start", {"state_key": "s0", "admissible_actions": ["go"], "task_id": "t", "won": False}
+
+    def _step_impl(self, action):
+        return "end", 1.0, True, False, {"state_key": "s1", "admissible_actions": [], "task_id": "t", "won": True}
+
+
+def test_env_without_snapshots_is_refused_by_name():
+    with pytest.raises(SnapshotUnsupported, match="MyEnvName"):
+        require_snapshots(_NoSnapshotEnv, "MyEnvName")
+    with pytest.raises(SnapshotUnsupported, match="FrozenLake-v1.*get_state"):
+        require_snapshots(EnvFactory("FrozenLake-v1"), "FrozenLake-v1")
+    require_snapshots(EnvFactory("credit/GridWorld-v0"), "GridWorld")  # one that can: no error
+
+
+class _Forgetful:
+    """Not a function of (obs, info): its distribution alternates with its own call count."""
+
+    name = "forgetful"
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, 0
+
+    def distribution(self, obs, info):
+        self.calls += 1
+        acts, p = self.inner.distribution(obs, info)
+        if self.calls % 2:
+            p = np.full(len(acts), 1.0 / len(acts))
+        return acts, p
+
+
+def test_policy_that_is_not_a_function_of_the_snapshot_is_refused():
+    base = gym.make("credit/GridWorld-v0").unwrapped
+    tp = TabularPolicy(NoisyOptimalPolicy(0.3), base.model_for)
+    pol = _Forgetful(tp)
+    col = GroupedRolloutCollector("credit/GridWorld-v0", group_size=2, max_steps=30, progress=False)
+    try:
+        batch = col.collect(RolloutPolicy(pol), tasks=base.task_ids()[:1], seeds=[3])
+        with pytest.raises(PolicyNotMarkov, match="forgetful"):
+            estimate(col.backend, batch, np.arange(min(6, len(batch))), pol, MCConfig(k=2, k_rest=2))
+    finally:
+        col.close()
+
+
+def test_policies_are_functions_of_obs_and_info():
+    info = {"admissible_actions": ["go to sink 1", "take apple 1 from table 1", "look"], "expert_action": "look",
+            "goal": "put a clean apple in fridge"}
+    acts, p = EpsilonExpert(0.3).distribution("", info)
+    assert acts == info["admissible_actions"] and p[2] == pytest.approx(0.8) and p.sum() == pytest.approx(1.0)
+    acts, p = ScorerSoftmax(expert_bonus=0.0).distribution("", info)
+    assert p[1] > p[0] > 0 and p.sum() == pytest.approx(1.0)
+    assert distribution_digest(acts, p) == distribution_digest(*ScorerSoftmax(expert_bonus=0.0).distribution("", info))
+    with pytest.raises(ValueError, match="no candidate actions"):
+        EpsilonExpert(0.1).distribution("", {"admissible_actions": [], "state_key": "x"})
+    with pytest.raises(ValueError, match="history window"):
+        from agentgym_credit.credit.policies import RevisitAvoidingPolicy
+        TabularPolicy(RevisitAvoidingPolicy(window=2), lambda t: None)
+
+
+def test_webshop_expert_is_markov_and_restored():
+    from agentgym_credit.truth.experts import WebShopExpertEnv
+
+    env = WebShopExpertEnv(200, split="test", cache_dir=False)
+    won = 0
+    for task in range(4):
+        obs, info = env.reset(seed=task, options={"task": task})
+        snaps = []
+        done = False
+        while not done:
+            snaps.append((env.get_state(), info["expert_action"], info["candidate_actions"]))
+            obs, r, term, trunc, info = env.step(info["expert_action"])
+            done = term or trunc
+        won += info["won"]
+        for snap, expert, cands in snaps:  # the expert's action comes back with the snapshot
+            _, info2 = env.set_state(snap)
+            assert info2["expert_action"] == expert and info2["candidate_actions"] == cands
+    assert won >= 3
+
+
+def test_t_quantile():
+    assert t_quantile_975(1) == pytest.approx(12.706)
+    assert t_quantile_975(3) == pytest.approx(3.182)
+    assert t_quantile_975(10) == pytest.approx(2.228, abs=5e-3)
+    assert t_quantile_975(1e9) == pytest.approx(1.96, abs=1e-3)
+
+
+def test_bad_config():
+    with pytest.raises(ValueError, match="k must be >= 2"):
+        MCConfig(k=1)
+    with pytest.raises(ValueError, match="gamma"):
+        MCConfig(gamma=1.5)
