@@ -52,12 +52,16 @@ def _std(xs, ddof):
     return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - ddof))
 
 
-def _normalize(xs, norm, std, eps):
-    """[(x - mean(xs)) / F_norm for x in xs]; zeros for singletons and all-equal groups."""
+def _normalize(xs, norm, std, eps, loo=False):
+    """[(x - mean(xs)) / F_norm for x in xs]; zeros for singletons and all-equal groups. ``loo``: the
+    mean of the OTHER values instead of mean(xs) (same F_norm)."""
     if len(xs) < 2 or min(xs) == max(xs):
         return [0.0] * len(xs)
-    m = _mean(xs)
     f = _std(xs, 1 if std == "sample" else 0) + eps if norm == "mean_std" else 1.0
+    if loo:
+        total = sum(xs)
+        return [(x - (total - x) / (len(xs) - 1)) / f for x in xs]
+    m = _mean(xs)
     return [(x - m) / f for x in xs]
 
 
@@ -82,7 +86,7 @@ def _step_returns(rows, gamma, invalid_penalty, propagate):
     return out
 
 
-def _episode(rows, norm, std, eps, episode_baseline, invalid_penalty, propagate_penalty):
+def _episode(rows, norm, std, eps, episode_baseline, invalid_penalty, propagate_penalty, loo=False):
     r = _rewards(rows, invalid_penalty, propagate_penalty)
     ret = {tr: sum(r[i] for i in idx) for tr, idx in rows.trajs.items()}
     out = [0.0] * rows.n
@@ -91,7 +95,7 @@ def _episode(rows, norm, std, eps, episode_baseline, invalid_penalty, propagate_
         for tr, idx in rows.trajs.items():
             members.setdefault(rows.group[idx[0]], []).append(tr)
         for trs in members.values():
-            for tr, a in zip(trs, _normalize([ret[tr] for tr in trs], norm, std, eps)):
+            for tr, a in zip(trs, _normalize([ret[tr] for tr in trs], norm, std, eps, loo)):
                 for i in rows.trajs[tr]:
                     out[i] = a
         return out
@@ -101,14 +105,14 @@ def _episode(rows, norm, std, eps, episode_baseline, invalid_penalty, propagate_
     for i in range(rows.n):
         by_group.setdefault(rows.group[i], []).append(i)
     for idx in by_group.values():
-        for i, a in zip(idx, _normalize([val[i] for i in idx], norm, std, eps)):
+        for i, a in zip(idx, _normalize([val[i] for i in idx], norm, std, eps, loo)):
             out[i] = a
     return out
 
 
 def ref_grpo(steps, *, norm="mean_std", std="sample", eps=1e-6, episode_baseline="trajectory",
-             invalid_penalty=0.0, propagate_penalty=False):
-    return _episode(_Rows(steps), norm, std, eps, episode_baseline, invalid_penalty, propagate_penalty)
+             invalid_penalty=0.0, propagate_penalty=False, loo=False):
+    return _episode(_Rows(steps), norm, std, eps, episode_baseline, invalid_penalty, propagate_penalty, loo)
 
 
 def ref_drgrpo(steps, *, episode_baseline="trajectory", invalid_penalty=0.0, propagate_penalty=False):
@@ -147,19 +151,19 @@ def _groups(rows, keyfn):
 
 def ref_gigpo(steps, *, gamma=0.95, omega=1.0, anchor="state_key", episode_norm="mean_std",
               step_norm="mean_std", std="sample", eps=1e-6, episode_baseline="trajectory",
-              invalid_penalty=0.0, propagate_penalty=False):
+              invalid_penalty=0.0, propagate_penalty=False, loo=False):
     rows = _Rows(steps)
-    a_e = _episode(rows, episode_norm, std, eps, episode_baseline, invalid_penalty, propagate_penalty)
+    a_e = _episode(rows, episode_norm, std, eps, episode_baseline, invalid_penalty, propagate_penalty, loo)
     ret = _step_returns(rows, gamma, invalid_penalty, propagate_penalty)
     keys = rows.state if anchor == "state_key" else rows.obs
     out = list(a_e)
     for members in _groups(rows, lambda i: keys[i]).values():
-        for i, a in zip(members, _normalize([ret[i] for i in members], step_norm, std, eps)):
+        for i, a in zip(members, _normalize([ret[i] for i in members], step_norm, std, eps, loo)):
             out[i] = a_e[i] + omega * a
     return out
 
 
-def _levels(rows, ret, levels, norm, std, eps):
+def _levels(rows, ret, levels, norm, std, eps, loo=False):
     """Per row, per level: (size, mean, sample variance, deviation, A_k) of its level-k group, or None."""
     table = [[None] * levels for _ in range(rows.n)]
     for k in range(levels):
@@ -171,26 +175,26 @@ def _levels(rows, ret, levels, norm, std, eps):
             mu = _mean(vals)
             var = sum((v - mu) ** 2 for v in vals) / (len(vals) - 1)
             const = min(vals) == max(vals)
-            for i, a in zip(members, _normalize(vals, norm, std, eps)):
+            for i, a in zip(members, _normalize(vals, norm, std, eps, loo)):
                 table[i][k] = (len(vals), mu, var, 0.0 if const else ret[i] - mu, a)
     return table
 
 
 def _add_episode(rows, a_h, episode, omega, episode_norm, episode_baseline, std, eps, invalid_penalty,
-                 propagate_penalty):
+                 propagate_penalty, loo=False):
     if not episode:
         return a_h
-    a_e = _episode(rows, episode_norm, std, eps, episode_baseline, invalid_penalty, propagate_penalty)
+    a_e = _episode(rows, episode_norm, std, eps, episode_baseline, invalid_penalty, propagate_penalty, loo)
     return [a_e[i] + omega * a_h[i] for i in range(rows.n)]
 
 
 def ref_hgpo(steps, *, gamma=0.95, alpha=1.0, weights="paper", norm="mean_std", std="sample", eps=1e-6,
              zero_tol=1e-9, depth=None, episode=False, omega=1.0, episode_norm="mean_std",
-             episode_baseline="trajectory", invalid_penalty=0.0, propagate_penalty=False):
+             episode_baseline="trajectory", invalid_penalty=0.0, propagate_penalty=False, loo=False):
     rows = _Rows(steps)
     levels = steps.num_levels if depth is None else depth + 1
     ret = _step_returns(rows, gamma, invalid_penalty, propagate_penalty)
-    table = _levels(rows, ret, levels, norm, std, eps)
+    table = _levels(rows, ret, levels, norm, std, eps, loo)
     out = []
     for i in range(rows.n):
         num = den = 0.0
@@ -203,7 +207,12 @@ def ref_hgpo(steps, *, gamma=0.95, alpha=1.0, weights="paper", norm="mean_std", 
             den += w
         out.append(num / den if den > 0 else 0.0)
     return _add_episode(rows, out, episode, omega, episode_norm, episode_baseline, std, eps, invalid_penalty,
-                        propagate_penalty)
+                        propagate_penalty, loo)
+
+
+def ref_hgpo_official(steps, *, gamma=0.95, std="population", eps=1e-6, alpha=1.0, depth=None):
+    """HGPO with its authors' recipe: population std, (k+1)^alpha weights, no episode term."""
+    return ref_hgpo(steps, gamma=gamma, alpha=alpha, weights="paper", norm="mean_std", std=std, eps=eps, depth=depth)
 
 
 def ref_hgpo_precision(steps, *, gamma=0.95, prior_strength=2.0, norm="mean_std", std="sample", eps=1e-6,
@@ -276,7 +285,8 @@ def ref_group_stats(steps):
     return levels, (aliased / n if n else 0.0)
 
 
-def ref_tree(steps, *, norm="mean_std", std="sample", eps=1e-6, intra=True, inter=True):
+def ref_tree(steps, *, norm="mean_std", std="sample", eps=1e-6, intra=True, inter=True, single_leaf="zero",
+             prefix="mean"):
     """Tree-GRPO: per leaf (trajectory) A = intra-tree + inter-tree normalized root-to-leaf return; a row
     gets the mean A over the leaves whose path passes through it (its trajectory, and every branch,
     recursively, that left its trajectory after it). Flat StepArrays: every trajectory is its own tree."""
@@ -290,8 +300,8 @@ def ref_tree(steps, *, norm="mean_std", std="sample", eps=1e-6, intra=True, inte
     parent = col("parent", lambda tr: -1)
     bt = col("branch_t", lambda tr: 0)
     root = col("root", lambda tr: tr)
-    prefix = col("prefix_return", lambda tr: 0.0)
-    ret = {tr: prefix[tr] + sum(rows.reward[i] for i in idx) for tr, idx in rows.trajs.items()}
+    prefix_ret = col("prefix_return", lambda tr: 0.0)
+    ret = {tr: prefix_ret[tr] + sum(rows.reward[i] for i in idx) for tr, idx in rows.trajs.items()}
     adv = dict.fromkeys(ret, 0.0)
     for by in ([("g",)] if inter else []) + ([("t",)] if intra else []):
         groups: dict[tuple, list[int]] = {}
@@ -301,6 +311,8 @@ def ref_tree(steps, *, norm="mean_std", std="sample", eps=1e-6, intra=True, inte
         for trs in groups.values():
             for tr, a in zip(trs, _normalize([ret[tr] for tr in trs], norm, std, eps)):
                 adv[tr] += a
+            if by == ("t",) and len(trs) == 1 and single_leaf == "return":
+                adv[trs[0]] += ret[trs[0]]
     kids: dict[int, list[int]] = {}
     for tr in ret:
         if parent[tr] in ret:
@@ -316,7 +328,8 @@ def ref_tree(steps, *, norm="mean_std", std="sample", eps=1e-6, intra=True, inte
     for tr, idx in rows.trajs.items():
         for i in idx:
             through = [tr] + [x for c in kids.get(tr, []) if bt[c] > rows.t[i] for x in leaves(c)]
-            out[i] = _mean([adv[x] for x in through])
+            vals = [adv[x] for x in through]
+            out[i] = sum(vals) if prefix == "sum" else _mean(vals)
     return out
 
 
@@ -327,6 +340,7 @@ REFERENCES = {
     "gigpo": ref_gigpo,
     "hgpo": ref_hgpo,
     "hgpo_precision": ref_hgpo_precision,
+    "hgpo-official": ref_hgpo_official,
     "gae": ref_gae,
     "mc": ref_mc,
     "tree": ref_tree,

@@ -223,7 +223,8 @@ def test_tree_matches_the_plain_python_reference_on_collected_trees(seed):
     b = col.collect(hash_policy, tasks=[0, 1, 2], branch=cfg)
     assert b.traj.parent.max() >= 2  # branches of branches
     steps = b.steps
-    for opts in ({}, {"norm": "mean", "intra": False}, {"inter": False, "std": "population"}):
+    for opts in ({}, {"norm": "mean", "intra": False}, {"inter": False, "std": "population"},
+                 {"single_leaf": "return", "prefix": "sum"}, {"prefix": "sum", "norm": "mean"}):
         np.testing.assert_allclose(tree(steps, **opts), ref_tree(steps, **opts), rtol=1e-7, atol=1e-7)
 
 

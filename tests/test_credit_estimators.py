@@ -49,18 +49,21 @@ prop = st.booleans()
 
 OPTIONS = {
     "grpo": st.fixed_dictionaries({"norm": norm, "std": std, "eps": eps, "episode_baseline": baseline,
-                                   "invalid_penalty": pen, "propagate_penalty": prop}),
+                                   "invalid_penalty": pen, "propagate_penalty": prop, "loo": st.booleans()}),
     "drgrpo": st.fixed_dictionaries({"episode_baseline": baseline, "invalid_penalty": pen,
                                      "propagate_penalty": prop}),
     "rloo": st.fixed_dictionaries({"invalid_penalty": pen, "propagate_penalty": prop}),
     "gigpo": st.fixed_dictionaries({
         "gamma": gamma, "omega": st.sampled_from([0.0, 0.5, 1.0]), "anchor": st.sampled_from(["state_key", "obs_key"]),
         "episode_norm": norm, "step_norm": norm, "std": std, "eps": eps, "episode_baseline": baseline,
-        "invalid_penalty": pen, "propagate_penalty": prop}),
+        "invalid_penalty": pen, "propagate_penalty": prop, "loo": st.booleans()}),
     "hgpo": st.fixed_dictionaries({
         "gamma": gamma, "alpha": st.sampled_from([0.0, 1.0, 2.0]), "weights": st.sampled_from(["paper", "reference"]),
         "norm": norm, "std": std, "eps": eps, "episode": st.booleans(), "omega": st.sampled_from([0.5, 1.0]),
-        "episode_norm": norm, "episode_baseline": baseline, "invalid_penalty": pen, "propagate_penalty": prop}),
+        "episode_norm": norm, "episode_baseline": baseline, "invalid_penalty": pen, "propagate_penalty": prop,
+        "loo": st.booleans()}),
+    "hgpo-official": st.fixed_dictionaries({"gamma": gamma, "std": std, "eps": eps,
+                                            "alpha": st.sampled_from([0.0, 1.0, 2.0])}),
     "hgpo_precision": st.fixed_dictionaries({
         "gamma": gamma, "prior_strength": st.sampled_from([0.0, 2.0, 10.0]), "norm": norm, "std": std, "eps": eps,
         "episode": st.booleans(), "episode_baseline": baseline, "invalid_penalty": pen, "propagate_penalty": prop}),
@@ -68,7 +71,8 @@ OPTIONS = {
                                   "invalid_penalty": pen, "propagate_penalty": prop}),
     "mc": st.fixed_dictionaries({"gamma": gamma, "invalid_penalty": pen, "propagate_penalty": prop}),
     "tree": st.fixed_dictionaries({"norm": norm, "std": std, "eps": eps, "intra": st.booleans(),
-                                   "inter": st.booleans()}),
+                                   "inter": st.booleans(), "single_leaf": st.sampled_from(["zero", "return"]),
+                                   "prefix": st.sampled_from(["mean", "sum"])}),
     "graph": st.fixed_dictionaries({
         "gamma": gamma, "lam": st.sampled_from([0.0, 0.5, 1.0]), "key": st.sampled_from(["state_key", "obs_key"]),
         "scope": st.sampled_from(["group", "batch"]), "time_aware": st.booleans(),

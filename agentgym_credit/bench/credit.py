@@ -60,6 +60,7 @@ from agentgym_credit.bench.credit_run import (
 )
 from agentgym_credit.bench.credit_signals import (
     EPISODE_TERMS,
+    GRAPH_ESTIMATORS,
     METRIC_TITLES,
     METRICS,
     REFERENCES,
@@ -202,7 +203,8 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
                               R.fmt_num(np.mean([r["true_adv_std"] for r in inf]), 3)])
     md += [R.markdown_table(["task", "policy", "success", "steps/episode", "decisive share", "std A^π"],
                             info_rows, align="llrrrr"), ""]
-    for metric, sigs in (("pearson", ("grpo", *STEP_TERMS, "gigpo[state]", "hgpo", "hgpo[obs]", *REFERENCES)),
+    graphs = tuple(g for g in GRAPH_ESTIMATORS if any(r["signal"] == g for r in res.runs))
+    for metric, sigs in (("pearson", ("grpo", *STEP_TERMS, "gigpo[state]", "hgpo", "hgpo[obs]", *graphs, *REFERENCES)),
                          ("sign_acc", ("grpo", *STEP_TERMS, "gigpo[state]", *REFERENCES))):
         md += [f"## {METRIC_TITLES[metric]} vs A^π", "", f"![{metric}]({cfg.name}_{metric}.png)", ""]
         for t in cfg.tasks:

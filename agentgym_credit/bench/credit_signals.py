@@ -39,6 +39,9 @@ SIGNALS: dict[str, str] = {
     "hgpo": "full: A^E + A^H (state_key history)",
     "hgpo[obs]": "full: A^E + A^H (observation history)",
     "mc": "no baseline: discounted return R_t",
+    "graph": "full: graph estimator (credit/graph.py, default options), scored when registered",
+    "graphgpo": "full: GraphGPO estimator (credit/graphgpo.py, default options), scored when registered",
+    "gagpo": "full: GAGPO estimator (credit/gagpo.py, default options), scored when registered",
     "td0(true V)": "reference, a perfect critic at λ = 0: r_t + γV^π(s_{t+1}) − V^π(s_t) with the oracle's exact "
                    "V^π (its expectation given the step is A^π exactly)",
     "gae(true V)": "reference, a perfect critic at the λ users run: GAE(λ = 0.95) with the oracle's exact V^π "

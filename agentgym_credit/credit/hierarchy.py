@@ -21,8 +21,9 @@ A_k = (R_t - mean_{G_k} R) / F_norm with the discounted step return R_t (gamma, 
 |R_t - mean_{G_k}| exceeds ``zero_tol`` (1e-9; it absorbs floating-point rounding so that a return
 equal to its group mean counts as zero). Over the counting levels,
 w_k = (k+1)^alpha / sum (``weights="paper"``, default, as in the HGPO paper) or
-(k+2)^alpha / sum (``weights="reference"``, the public reference code's weights); alpha = 1 by
-default. A^H = sum_k w_k A_k, and 0 when no level counts. With K = 0 and
+(k+2)^alpha / sum (``weights="reference"``, as DESIGN.md records the public reference code's weights;
+the authors' code at CazeroZ/hgpo@aa64927 weighs level k by k+1, i.e. ``"paper"``: see
+:mod:`~agentgym_credit.credit.presets`); alpha = 1 by default. A^H = sum_k w_k A_k, and 0 when no level counts. With K = 0 and
 ``history_keys[:, 0] == state_key``, A^H equals GiGPO's step term (up to ``zero_tol``).
 
 **hgpo_precision weights.** For row i let E be its levels with a group of size n_k >= 2, with group

@@ -5,7 +5,8 @@ A training loop picks its estimator from a config string::
     adv = advantages("gigpo", steps, gamma=0.95, omega=1.0)   # float32, one value per row
 
 Registered names: ``grpo``, ``drgrpo`` (GRPO, mean only), ``rloo``, ``gigpo``, ``hgpo``,
-``hgpo_precision``, ``gae`` (needs ``steps.value``), ``mc`` (discounted return, no baseline),
+``hgpo_precision``, ``hgpo-official`` (HGPO with its authors' recipe, :mod:`~agentgym_credit.credit.presets`),
+``gae`` (needs ``steps.value``), ``mc`` (discounted return, no baseline),
 ``tree`` (Tree-GRPO's intra-/inter-tree advantage on rollout trees, :mod:`~agentgym_credit.credit.tree`),
 ``verl-agent`` (GiGPO with verl-agent's settings, :mod:`~agentgym_credit.credit.verl_agent`),
 ``graph`` / ``graphgpo`` / ``gagpo`` (credit on the graph the rollouts form: :mod:`~agentgym_credit.credit.graph`,
@@ -29,6 +30,7 @@ from agentgym_credit.credit.gagpo import gagpo
 from agentgym_credit.credit.graph import graph
 from agentgym_credit.credit.graphgpo import graphgpo
 from agentgym_credit.credit.hierarchy import hgpo, hgpo_precision
+from agentgym_credit.credit.presets import hgpo_official
 from agentgym_credit.credit.steps import StepArrays
 from agentgym_credit.credit.tree import tree
 from agentgym_credit.credit.verl_agent import verl_agent_gigpo
@@ -42,6 +44,7 @@ ESTIMATORS: dict[str, Estimator] = {
     "gigpo": gigpo,
     "hgpo": hgpo,
     "hgpo_precision": hgpo_precision,
+    "hgpo-official": hgpo_official,  # HGPO with its authors' recipe (credit/presets.py)
     "gae": gae,
     "mc": mc,
     "tree": tree,  # Tree-GRPO (credit/tree.py)

@@ -31,6 +31,17 @@ returns (``intra``/``inter`` switch either off). A row gets the mean of A(L) ove
 path passes through it, so a prefix shared by a winning and a losing branch gets their average and
 the rows after a branch point are told apart by their own leaves. On a batch without branches each
 tree is one leaf, the intra term is 0, and ``tree`` is GRPO.
+
+**Conventions** (options; the defaults are this project's reading above, the alternatives are
+Tree-GRPO's own conventions as an outside reading of its method describes them — not checked here
+against its code):
+
+- ``single_leaf="zero"`` (default): a tree with one leaf has intra-tree advantage 0 (no baseline to
+  compare with); ``"return"``: it scores its return, A_intra(L) = R(L) (a baseline of 0, no
+  normalization);
+- ``prefix="mean"`` (default): a row carries the mean of A(L) over the leaves through it (its scale
+  does not grow with the number of leaves below); ``"sum"``: the sum over those leaves, so a shared
+  prefix weighs as much as all its leaves together (a row with one leaf gets the same either way).
 """
 
 from __future__ import annotations
@@ -44,6 +55,8 @@ from agentgym_credit.credit.steps import StepArrays
 from agentgym_credit.errors import StepArraysError
 
 TREE_FIELDS = ("parent", "branch_t", "root", "prefix_return")
+SINGLE_LEAF = ("zero", "return")
+PREFIX = ("mean", "sum")
 
 
 class TreeSteps(StepArrays):
@@ -97,9 +110,11 @@ def _per_traj(steps: StepArrays, name: str, default: np.ndarray) -> np.ndarray:
 
 
 def tree(steps: StepArrays, *, norm: str = "mean_std", std: str = "sample", eps: float = 1e-6,
-         intra: bool = True, inter: bool = True) -> np.ndarray:
+         intra: bool = True, inter: bool = True, single_leaf: str = "zero", prefix: str = "mean") -> np.ndarray:
     """Tree-GRPO advantage per row (float64, input order; see the module docstring)."""
     checks.as_steps(steps)
+    checks.choice("single_leaf", single_leaf, SINGLE_LEAF)
+    checks.choice("prefix", prefix, PREFIX)
     checks.choice("norm", norm, NORMS)
     checks.choice("std", std, STDS)
     eps = checks.positive("eps", eps, allow_zero=True)
@@ -115,7 +130,11 @@ def tree(steps: StepArrays, *, norm: str = "mean_std", std: str = "sample", eps:
         a_leaf += normalized_deviation(leaf_ret, pair_groups(grp, np.zeros(ntraj, np.uint64)), norm, std, eps)
     root = _per_traj(steps, "root", tid)
     if intra:
-        a_leaf += normalized_deviation(leaf_ret, pair_groups(grp, root.astype(np.uint64)), norm, std, eps)
+        trees = pair_groups(grp, root.astype(np.uint64))
+        a_leaf += normalized_deviation(leaf_ret, trees, norm, std, eps)
+        if single_leaf == "return":
+            alone = trees.code < 0  # a tree of one leaf
+            a_leaf[alone] += leaf_ret[alone]
     # a row of trajectory j is on the paths of j and of every subtree branching from j after it
     parent = _per_traj(steps, "parent", np.full(ntraj, -1))
     bt = _per_traj(steps, "branch_t", np.zeros(ntraj, np.int64))
@@ -142,8 +161,8 @@ def tree(steps: StepArrays, *, norm: str = "mean_std", std: str = "sample", eps:
         row_sum[rows[inside]] += tail_sum[k[inside]]
         row_cnt[rows[inside]] += tail_cnt[k[inside]]
     out = np.empty(steps.n)
-    out[lay.order] = row_sum / row_cnt
+    out[lay.order] = row_sum if prefix == "sum" else row_sum / row_cnt
     return out
 
 
-__all__ = ["TreeSteps", "TREE_FIELDS", "tree", "tree_roots"]
+__all__ = ["TreeSteps", "TREE_FIELDS", "SINGLE_LEAF", "PREFIX", "tree", "tree_roots"]
