@@ -330,3 +330,54 @@ def test_graph_converges_to_td_with_true_values_on_a_stochastic_task():
         errs.append(math.sqrt(np.mean((est - td_true) ** 2)))
     assert errs[0] > errs[1] > errs[2]
     assert errs[2] < 0.25 * errs[0] and errs[2] < 0.03
+
+
+# -- the state reached after a trajectory's last step (collector, RolloutBatch, StepArrays) ------------
+def _grid_batch(max_steps):
+    import random
+
+    from agentgym_credit.wrappers import GroupedRolloutCollector
+
+    rng = random.Random(0)
+    c = GroupedRolloutCollector("credit/GridWorld-v0", group_size=6, max_steps=max_steps, progress=False,
+                                env_kwargs={"size": 4, "n_tasks": 1})
+
+    def policy(observations, infos):
+        return [rng.choice(i["admissible_actions"]) for i in infos]
+
+    return c.collect(policy, 3)
+
+
+def test_collector_records_the_key_of_the_state_reached_after_the_last_step(tmp_path):
+    from agentgym_credit.envs.gridworld.grid import GridWorldEnv
+    from agentgym_credit.keys import stable_hash
+    from agentgym_credit.wrappers.rollout_batch import RolloutBatch
+
+    b = _grid_batch(4)
+    assert b.traj.truncated.any()  # the step limit cut some trajectories off
+    model = GridWorldEnv(size=4, n_tasks=1).model_for(0)
+    last = np.r_[b.traj_id[1:] != b.traj_id[:-1], True]
+    for i in np.flatnonzero(last):
+        s = int(b.state_index[i])
+        (_, ns, _, _), = model.P[s][model.action_index(s, b.action[i])]  # slip 0: one outcome
+        j = b.traj_id[i]
+        assert b.traj.final_state_key[j] == np.uint64(stable_hash(model.state_keys[ns]))
+        assert b.traj.final_obs_key[j] != 0
+    steps = b.steps
+    np.testing.assert_array_equal(steps.terminated, b.terminated)
+    np.testing.assert_array_equal(steps.final_state_key, b.traj.final_state_key[b.traj_id])
+    # Parquet and concat keep the columns; an old file without them reads as 0 (unknown)
+    b.save(tmp_path / "b.parquet")
+    back = RolloutBatch.load(tmp_path / "b.parquet")
+    assert back == b and back.traj.final_state_key.dtype == np.uint64
+    both = RolloutBatch.concat([b, b])
+    np.testing.assert_array_equal(both.traj.final_obs_key, np.r_[b.traj.final_obs_key, b.traj.final_obs_key])
+    d = b.traj.to_dict()
+    del d["final_state_key"], d["final_obs_key"]
+    from agentgym_credit.wrappers.rollout_batch import TrajectoryTable
+
+    assert np.all(TrajectoryTable(**d).final_state_key == 0)
+    # graph on a truncated batch: bootstrapping reads the recorded states
+    a_zero, a_boot = graph(steps), graph(steps, truncation="bootstrap")
+    trunc_last = last & b.truncated
+    assert np.all(np.isfinite(a_boot)) and not np.allclose(a_zero[trunc_last], a_boot[trunc_last])

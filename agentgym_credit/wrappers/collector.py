@@ -471,6 +471,7 @@ class GroupedRolloutCollector:
                         T["won"][j] = bool(info.get("won", False))
                         T["terminated"][j] = r[2]
                         T["truncated"][j] = not r[2]
+                        T["final_state_key"][j], T["final_obs_key"][j] = r[5], r[6]  # the state reached
                         alive[s] = False
                         cur[s] = None
                         finished += 1

@@ -45,7 +45,8 @@ class Columns:
     comes back, so that each ``info`` dict is released as soon as the policy has seen it (keeping
     every info alive until the end, then walking them again, cost more than the rest of the build).
     ``extras``: ``{(j, t): extras}`` for the steps that carry any;
-    ``traj``: the trajectory table's columns.
+    ``traj``: the trajectory table's columns (``final_state_key`` / ``final_obs_key``: the keys of the
+    state a trajectory's last step reached, 0 until it ends).
     """
 
     def __init__(self) -> None:
@@ -53,7 +54,7 @@ class Columns:
         self.extras: dict[tuple[int, int], dict[str, Any]] = {}
         self.traj: dict[str, list] = {k: [] for k in (
             "traj_id", "group_id", "copy", "seed", "task_id", "won", "terminated", "truncated", "failed", "error",
-            "parent", "branch_t", "retries")}
+            "parent", "branch_t", "retries", "final_state_key", "final_obs_key")}
         self.snapshots: dict[int, list[bytes | str | None]] = {}  # traj -> snapshot of the state of each row
         self.branch: dict[str, Any] | None = None  # what branching did (batch.meta["branch"])
 
@@ -65,7 +66,8 @@ def new_traj(cols: Columns, group: int, copy: int, seed: int, task: str, parent:
     j = len(T["traj_id"])
     for k, v in (("traj_id", j), ("group_id", group), ("copy", copy), ("seed", seed), ("task_id", task),
                  ("won", False), ("terminated", False), ("truncated", False), ("failed", False), ("error", ""),
-                 ("parent", parent), ("branch_t", branch_t), ("retries", 0)):
+                 ("parent", parent), ("branch_t", branch_t), ("retries", 0), ("final_state_key", 0),
+                 ("final_obs_key", 0)):
         T[k].append(v)
     cols.rows.append([])
     return j

@@ -73,10 +73,13 @@ class TrajectoryTable:
     branch_t: np.ndarray | None = None  # int64, the parent's row t whose state the branch started from (0 = root)
     prefix_return: np.ndarray | None = None  # float64, rewards of the root-to-branch-point prefix (0 = root)
     retries: np.ndarray | None = None  # int64, times the trajectory was re-run after its worker was lost
+    final_state_key: np.ndarray | None = None  # uint64, state_key of the state the last step reached (0 = unknown)
+    final_obs_key: np.ndarray | None = None  # uint64, obs_key of that state (0 = unknown)
 
     def __post_init__(self) -> None:
         n = len(self.traj_id)
-        for name, fill in (("parent", -1), ("branch_t", 0), ("prefix_return", 0.0), ("retries", 0)):
+        for name, fill in (("parent", -1), ("branch_t", 0), ("prefix_return", 0.0), ("retries", 0),
+                           ("final_state_key", 0), ("final_obs_key", 0)):
             if getattr(self, name) is None:
                 setattr(self, name, np.full(n, fill))
         for f in fields(self):
@@ -84,7 +87,8 @@ class TrajectoryTable:
             if f.name in ("task_id", "error"):
                 setattr(self, f.name, [str(x) for x in v])
             else:
-                dt = {"ret": np.float64, "prefix_return": np.float64}.get(
+                dt = {"ret": np.float64, "prefix_return": np.float64, "final_state_key": np.uint64,
+                      "final_obs_key": np.uint64}.get(
                     f.name, np.bool_ if f.name in _BOOL_TRAJ else np.int64)
                 setattr(self, f.name, np.asarray(v, dtype=dt).reshape(-1))
 
@@ -258,7 +262,10 @@ class RolloutBatch:
 
         ``failed="drop"`` (default) leaves out failed trajectories, ``"group"`` leaves out every
         group that has one, ``"keep"`` keeps every row. ``valid`` is ``action_valid``; ``obs_text`` is
-        the observation text (what ``anchor="similarity"`` groups on).
+        the observation text (what ``anchor="similarity"`` groups on); ``terminated`` tells an episode
+        that ended from one cut off, and ``final_state_key`` / ``final_obs_key`` carry, on every row of
+        a trajectory, the keys of the state its last step reached (what the graph estimators
+        bootstrap from on truncated trajectories).
         A batch with branches (``traj.is_tree``) gives :class:`~agentgym_credit.credit.tree.TreeSteps`:
         the same columns plus each row's tree (``parent``, ``branch_t``, ``root``, ``prefix_return``).
         """
@@ -266,7 +273,9 @@ class RolloutBatch:
         cols = dict(group_id=self.group_id[m], traj_id=self.traj_id[m], t=self.t[m], reward=self.reward[m],
                     done=self.done[m], state_key=self.state_key[m], obs_key=self.obs_key[m],
                     history_keys=self.history_keys[m], valid=self.action_valid[m],
-                    obs_text=np.array(self.observation, dtype=object)[m])
+                    obs_text=np.array(self.observation, dtype=object)[m], terminated=self.terminated[m],
+                    final_state_key=self.traj.final_state_key[self.traj_id[m]],
+                    final_obs_key=self.traj.final_obs_key[self.traj_id[m]])
         if not self.traj.is_tree:
             return StepArrays(**cols)
         from agentgym_credit.credit.tree import TreeSteps, tree_roots
