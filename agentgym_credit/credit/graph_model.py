@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agentgym_credit.credit.grouping import mix64
+from agentgym_credit.credit.grouping import _representatives, mix64
 from agentgym_credit.credit.steps import StepArrays
 from agentgym_credit.errors import StepArraysError
 from agentgym_credit.keys import MISSING
@@ -74,23 +74,17 @@ def base_keys(steps: StepArrays, key: str, level: int) -> np.ndarray:
 
 
 def code_nodes(scope: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Dense ids (0..m-1) of the (scope, key) pairs and the scope of each id; exact (hash, then checked)."""
+    """Dense ids (0..m-1, in order of first appearance) of the (scope, key) pairs and the scope of each
+    id; exact, no sort (the open hash table of :mod:`~agentgym_credit.credit.grouping`)."""
     scope = np.asarray(scope, dtype=np.int64)
     key = np.asarray(key, dtype=np.uint64)
-    if len(key) == 0:
+    n = len(key)
+    if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    h = mix64(scope, key)
-    uniq, first, code = np.unique(h, return_index=True, return_inverse=True)
-    rep = first[code]
-    if np.all(scope[rep] == scope) and np.all(key[rep] == key):
-        return code.astype(np.int64), scope[first]
-    order = np.lexsort((key, scope))  # a 64-bit hash collision: exact coding by sorting
-    s, k = scope[order], key[order]
-    new = np.r_[True, (s[1:] != s[:-1]) | (k[1:] != k[:-1])]
-    ids = np.cumsum(new) - 1
-    code = np.empty(len(key), np.int64)
-    code[order] = ids
-    return code, s[new]
+    rep = _representatives(mix64(scope, key), scope, key)
+    head = rep == np.arange(n)
+    ids = np.cumsum(head) - 1
+    return ids[rep].astype(np.int64), scope[head]
 
 
 @dataclass(frozen=True)
@@ -262,6 +256,7 @@ def bfs_distances(src: np.ndarray, dst: np.ndarray, goals: np.ndarray, m: int) -
     indptr = np.r_[0, np.cumsum(np.bincount(dst, minlength=m))]
     frontier = np.unique(goals)
     dist[frontier] = 0.0
+    mark = np.empty(m, np.int64)
     d = 0
     while len(frontier):
         d += 1
@@ -273,7 +268,8 @@ def bfs_distances(src: np.ndarray, dst: np.ndarray, goals: np.ndarray, m: int) -
         base = np.repeat(starts - np.r_[0, np.cumsum(cnt)[:-1]], cnt)
         pred = src_by_dst[base + np.arange(tot)]
         pred = pred[np.isinf(dist[pred])]
-        frontier = np.unique(pred)
+        mark[pred] = np.arange(len(pred))  # one copy of each node: the position that wrote last
+        frontier = pred[mark[pred] == np.arange(len(pred))]
         dist[frontier] = d
     return dist
 
