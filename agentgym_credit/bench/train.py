@@ -130,8 +130,8 @@ class TrainBenchConfig:
     estimators: tuple[str, ...] = field(default_factory=default_estimators)
     policy: str = "tabular"
     seeds: int = 10
-    sweep_seeds: int = 3
-    lrs: tuple[float, ...] = (4.0, 8.0, 16.0, 32.0, 64.0)
+    sweep_seeds: int = 2
+    lrs: tuple[float, ...] = (4.0, 8.0, 16.0, 32.0)
     budget_steps: int | None = None
     target: float | None = None
     groups: int = 8
@@ -341,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", choices=("tabular", "bow"), default=None,
                    help="tabular softmax with exact success (default) or the bag-of-words torch policy")
     p.add_argument("--seeds", type=int, default=None, help="fresh seeds per estimator (default 10)")
-    p.add_argument("--sweep-seeds", type=int, default=None, help="seeds per learning rate in the sweep (default 3)")
+    p.add_argument("--sweep-seeds", type=int, default=None, help="seeds per learning rate in the sweep (default 2)")
     p.add_argument("--lrs", type=float, nargs="+", default=None,
                    help="learning rates swept per estimator (one value: no sweep)")
     p.add_argument("--budget-steps", type=int, default=None, help="env steps per run (default: per task)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,7 +72,8 @@ def findings(cfg: TrainBenchConfig, summary: Sequence[dict[str, Any]], comps: Se
             e, c = min(steps, key=lambda x: x[1]["diff"])
             wins = [x for x, cc in steps if cc["holm"] == "win"]
             f = C[(task, e, "grpo", "final")]
-            helped = ("yes" if wins else "not beyond noise") if c["diff"] < 0 else "no"
+            helped = (("yes" if wins else "not beyond noise") if c["diff"] < 0
+                      else "no (no step-level estimator reached the target sooner than GRPO)")
             lines.append(
                 f"- **{task}: did step-level credit help? {helped}.** Best step-level estimator `{e}` vs GRPO, "
                 f"env steps to {cfg.target_for(task):.0%} exact success: {_phrase(c, '', 0)}; exact final success "
@@ -121,6 +123,13 @@ def predicts_lines(cfg: TrainBenchConfig, ranks: Sequence[dict[str, Any]]) -> li
     return lines
 
 
+def summary_lines(predicts: Sequence[str], found: Sequence[str]) -> list[str]:
+    """The ``## Summary`` README copies: the best predictor of learning, then per task whether step-level
+    credit helped and whether the obs-keyed graph estimators beat GiGPO[obs]."""
+    lead = [ln for ln in predicts if ln.startswith("- **Best predictor")]
+    return [*lead, *(ln for ln in found if ln.startswith("- **")), *(ln for ln in found if "issue 20's goal" in ln)]
+
+
 def _rho_crit(n: int) -> float:
     """Approximate two-sided 5% critical |Spearman ρ| for n items (t approximation)."""
     if n < 4:
@@ -161,7 +170,7 @@ def plot_training(path: Path, cfg: TrainBenchConfig, rows: Sequence[dict[str, An
                        for run in rs]
                 k = min(len(p) for p in pts)
                 if k:
-                    x = np.mean([[p[i]["credit_at"] for i in range(k)] for p in pts], axis=0)
+                    x = np.mean([[p[i].get("credit_at", p[i]["env_steps"]) for i in range(k)] for p in pts], axis=0)
                     pm, ph = _band(np.array([[p[i]["pearson"] for i in range(k)] for p in pts]))
                     axes[1, j].plot(x, pm, color=color, lw=1.4, marker="o", ms=3)
                     axes[1, j].fill_between(x, pm - ph, pm + ph, color=color, alpha=0.15, lw=0)
@@ -217,15 +226,17 @@ def write_report(cfg: TrainBenchConfig, res: TrainResult) -> dict[str, Path]:
     load = (f" Load (1-minute average) {res.load[0]:.1f} at the start, {res.load[1]:.1f} at the end, on "
             f"{os.cpu_count()} CPUs." if res.load and all(math.isfinite(x) for x in res.load) else "")
     tab = cfg.policy == "tabular"
+    predicts, found = predicts_lines(cfg, ranks), findings(cfg, summary, comps)
     md = [f"# Training with each credit estimator{' (--quick: a smoke test, not a result)' if cfg.quick else ''}", "",
           R.machine_lines(cfg.command), "", f"Wall time {res.seconds:.0f} s.{load}", "",
-          "## What predicts learning", "", *predicts_lines(cfg, ranks), "",
+          "## Summary", "", *summary_lines(predicts, found), "",
+          "## What predicts learning", "", *predicts, "",
           "## Predictions", "", *PREDICTIONS, "",
           "## Findings", "",
           f"Paired over {cfg.seeds} seeds (each seed: the same task instances and env seeds for every estimator); "
           f"intervals are 95% t-intervals of the paired difference; a difference counts only if it survives Holm's "
           f"correction over all {len(comps)} comparisons of this report (α = 0.05).", "",
-          *findings(cfg, summary, comps), "",
+          *found, "",
           "## Setup", "",
           (f"- Policy: a softmax table over each task instance's TRUE states (logits per state and admissible "
            f"action, all 0 at the start = uniform); one plain policy-gradient step per batch, θ += lr · "
@@ -294,6 +305,13 @@ def read_result(csv_path: Path) -> TrainResult:
                       fixed=R.read_csv(side["credit"]) if side["credit"].exists() else [])
     runs = TS._runs(rows)
     res.seconds = float(sum(max(float(r["seconds"]) for r in v) for v in runs.values()))
+    md = csv_path.with_suffix(".md")
+    found = re.search(r"^Wall time (\d+) s\.(?: Load \(1-minute average\) ([\d.]+) at the start, ([\d.]+) at the end)?",
+                      md.read_text(), re.M) if md.exists() else None
+    if found:  # the run's own wall time and load, not the sum over the fresh-seed runs
+        res.seconds = float(found.group(1))
+        if found.group(2):
+            res.load = (float(found.group(2)), float(found.group(3)))
     return res
 
 
@@ -304,5 +322,5 @@ def print_summary(cfg: TrainBenchConfig, res: TrainResult) -> None:
                              R.fmt_num(r["steps_censored"], 0), R.fmt_num(r["final"], 3)] for r in summary]))
 
 
-__all__ = ["PREDICTIONS", "METRIC_NAMES", "findings", "predicts_lines", "plot_training", "write_report",
+__all__ = ["PREDICTIONS", "METRIC_NAMES", "findings", "predicts_lines", "summary_lines", "plot_training", "write_report",
            "read_result", "print_summary"]
