@@ -19,6 +19,10 @@ def test_tiny_grouping_run_writes_report_and_keeps_invariants(tmp_path):
         assert paths[key].is_file()
     md = paths["markdown"].read_text()
     assert "## Predictions" in md and "cue, perturbed text" in md
+    assert "## Comparisons with state_key" in md and "`oracle`: Pearson r against `state_key`" in md
+    # the summary bias of an anchor equals the pooled estimate of its cells' parts (one jackknife)
+    parts = [p for k, p in res.parts.items() if k[3] == "state_key"]
+    assert len(parts) == 2 and "pooled bias" in md
     S = G._index(G.summarize(res))
     plain, pert = (S[("cue", p, 4, "state_key")] for p in (False, True))
     assert plain["pearson"] == pert["pearson"] and plain["grouped"] == pert["grouped"]  # same rollouts

@@ -53,6 +53,7 @@ from agentgym_credit.bench.credit_run import (
     collect_run,
     true_advantages,
 )
+from agentgym_credit.bench.grouping_compare import comparisons
 from agentgym_credit.credit import gigpo_step, step_returns
 from agentgym_credit.credit.anchor_groups import anchor_keys
 from agentgym_credit.credit.embedding_anchors import bag_of_words_embedding
@@ -316,6 +317,7 @@ class GroupingResult:
 
     runs: list[dict[str, Any]] = field(default_factory=list)
     bias: list[dict[str, Any]] = field(default_factory=list)
+    parts: dict[tuple, M.BiasParts] = field(default_factory=dict)  # (task, perturb, N, anchor) -> pooled-bias parts
     seconds: float = 0.0
 
 
@@ -362,8 +364,9 @@ def run_benchmark(cfg: GroupingBenchConfig) -> GroupingResult:
         true_all, cell_all, clu_all = (np.concatenate(pooled[k]) for k in ("true", "cell", "cluster"))
         for name in cfg.anchors:
             est, mask = np.concatenate(pooled[name]), np.concatenate(pooled[f"{name}:grouped"])
-            bias, half = M.cluster_robust_bias(est[mask], true_all[mask], clu_all[mask], cell_all[mask],
-                                               min_count=cfg.bias_min_count) if mask.any() else (float("nan"),) * 2
+            parts = M.bias_parts(est[mask] - true_all[mask], clu_all[mask], cell_all[mask], cfg.bias_min_count)
+            res.parts[(task, perturb, n, name)] = parts
+            bias, half = M.pooled_bias([parts]) if mask.any() else (float("nan"),) * 2
             res.bias.append({"task": task, "perturb": perturb, "N": n, "anchor": name, "bias": bias,
                              "bias_ci": half, "rows": int(mask.sum())})
     for _ in bar:
@@ -470,6 +473,7 @@ def write_report(cfg: GroupingBenchConfig, res: GroupingResult, load: str = "unk
         except (KeyError, ZeroDivisionError) as e:  # a subset run lacks the cells a prediction needs
             verdict, ev = "not checked", f"cells missing in this run ({e})"
         md.append(f"- {text} — {verdict} ({ev})")
+    md += ["", "## Comparisons with state_key (Holm-corrected tallies, pooled bias)", ""] + comparisons(cfg, res)
     md += ["", f"![pearson]({cfg.name}_pearson.png)", ""]
     for t in cfg.tasks:
         for p in cfg.perturb:
