@@ -19,6 +19,7 @@ pytest.importorskip("jericho")
 
 from agentgym_credit.envs.alfworld import textworld_snapshots  # noqa: E402
 from agentgym_credit.envs.alfworld.textworld_env import TextWorldEnv  # noqa: E402
+from agentgym_credit.envs.snapshot import KEY_ENV  # noqa: E402
 from agentgym_credit.errors import SnapshotError  # noqa: E402
 from agentgym_credit.testing import check_credit_env  # noqa: E402
 
@@ -120,14 +121,15 @@ print(json.dumps([snap, out]))
 
 @pytest.mark.slow
 def test_restore_in_another_process(cache):
-    """Two interpreters with the same arguments and different string hash seeds."""
+    """Two interpreters with the same arguments and snapshot key, and different string hash seeds."""
     kw, tail = json.dumps(_kw("tw-cooking", cache)), json.dumps(_picks(15, 5))
     runs = []
     for mode, seed, stdin in (("make", "1", None), ("restore", "2", "")):
         if mode == "restore":
             stdin = runs[0][0]
         done = subprocess.run([sys.executable, "-c", _CHILD, mode, kw, tail], input=stdin, capture_output=True,
-                              text=True, cwd=REPO, env={**os.environ, "PYTHONHASHSEED": seed}, timeout=600)
+                              text=True, cwd=REPO, timeout=600,
+                              env={**os.environ, "PYTHONHASHSEED": seed, KEY_ENV: "test_textworld_snapshot"})
         assert done.returncode == 0, done.stderr[-2000:]
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
     assert runs[1][1] == runs[0][1] and len(runs[0][1]) > 3
