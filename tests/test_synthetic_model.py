@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import agentgym_credit  # noqa: F401  (registers credit/*)
-from agentgym_credit.envs.gridworld import AliasedGridEnv, CueCorridorEnv, GridWorldEnv, HouseholdEnv
+from agentgym_credit.envs.gridworld import AliasedGridEnv, CueCorridorEnv, GradedGridEnv, GridWorldEnv, HouseholdEnv
 from agentgym_credit.errors import ResetNeeded
 from agentgym_credit.keys import normalize_text
 
@@ -21,6 +21,7 @@ CASES = {
     "aliased": lambda: AliasedGridEnv(size=4, n_tasks=4, max_steps=40),
     "aliased-slip": lambda: AliasedGridEnv(size=5, n_traps=1, slip=0.2, n_tasks=4, max_steps=40),
     "cue": lambda: CueCorridorEnv(length=3, n_tasks=4, max_steps=20),
+    "graded": lambda: GradedGridEnv(size=5, n_tasks=4, max_steps=40),
     "household": lambda: HouseholdEnv(n_tasks=4, max_steps=25, step_cost=0.01),
     "household-heat": lambda: HouseholdEnv(n_tasks=3, max_steps=25, task_types=("pick_heat_then_place",)),
     "household-look": lambda: HouseholdEnv(n_tasks=3, max_steps=25, task_types=("look_at_obj_in_light",)),
@@ -165,7 +166,7 @@ def test_invalid_action_reward_parameter():
 
 
 @pytest.mark.parametrize("env_id", ["credit/GridWorld-v0", "credit/AliasedGrid-v0", "credit/CueCorridor-v0",
-                                    "credit/Household-v0"])
+                                    "credit/Household-v0", "credit/GradedGrid-v0"])
 def test_gym_make_exposes_the_model(env_id):
     env = gym.make(env_id)
     obs, info = env.reset(seed=0)

@@ -39,6 +39,11 @@ ENVS: tuple[EnvSpecEntry, ...] = (
         "A cue seen early decides the right action at a later state that looks the same (history-dependent).",
     ),
     EnvSpecEntry(
+        "credit/GradedGrid-v0",
+        "agentgym_credit.envs.gridworld.graded:GradedGridEnv",
+        "Slippery gridworld with graded outcomes (goal 1.0, side exit 0.4) and a one-time coin; exact model.",
+    ),
+    EnvSpecEntry(
         "credit/Household-v0",
         "agentgym_credit.envs.gridworld.household:HouseholdEnv",
         "Small ALFWorld-like household (go to / open / take / put / clean / cool / heat / use); exact tabular model.",

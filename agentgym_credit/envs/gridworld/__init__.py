@@ -6,6 +6,8 @@
   (same observation, different true states);
 - :class:`CueCorridorEnv` (``credit/CueCorridor-v0``): a light seen once decides the right door at
   a junction that looks the same for both lights (history-dependent);
+- :class:`GradedGridEnv` (``credit/GradedGrid-v0``): slippery moves, graded outcomes and a one-time
+  intermediate reward (where distance-to-goal and value-based graph credit differ);
 - :class:`HouseholdEnv` (``credit/Household-v0``): small ALFWorld-like household, whole state space
   enumerated;
 - :class:`TabularTextEnv` and :func:`build_model`: the shared engine (``step`` is a table lookup in
@@ -14,6 +16,7 @@
 
 from agentgym_credit.envs.gridworld.aliased import AliasedGridEnv
 from agentgym_credit.envs.gridworld.cue import CueCorridorEnv
+from agentgym_credit.envs.gridworld.graded import GradedGridEnv
 from agentgym_credit.envs.gridworld.grid import GridWorldEnv
 from agentgym_credit.envs.gridworld.household import HouseholdEnv
 from agentgym_credit.envs.gridworld.model import Outcome, TabularModel
@@ -22,6 +25,7 @@ from agentgym_credit.envs.gridworld.tabular import TabularTextEnv, build_model, 
 __all__ = [
     "GridWorldEnv",
     "AliasedGridEnv",
+    "GradedGridEnv",
     "CueCorridorEnv",
     "HouseholdEnv",
     "TabularTextEnv",
