@@ -91,3 +91,26 @@ def test_train_bench_branch_arm():
                                         train_tasks=4, progress=False)
     rows = train_one("household-small", "gigpo[state]+branch", 0, cfg, 0.01)
     assert rows[-1]["env_steps"] > 0 and rows[-1]["iteration"] == 1
+
+
+def test_branching_verdicts_are_holm_corrected_over_cells():
+    """A single nominally significant cell among 10 is a tie after Holm; a consistent gain is a win."""
+    from agentgym_credit.bench import branching as B
+
+    tasks, pols = tuple(B.TASKS)[:2], tuple(B.POLICIES)[:5]
+    cfg = B.BranchBenchConfig(tasks=tasks, policies=pols, rules=(B.RULES[0],), pooled=(), seeds=5)
+    rng = np.random.default_rng(0)
+    runs = []
+    for ci, (t, p) in enumerate((t, p) for t in tasks for p in pols):
+        for s in range(cfg.seeds):
+            base = {m: float(rng.normal()) for m in B.METRICS}
+            runs.append({"task": t, "policy": p, "seed": s, "arm": "flat", **base})
+            tree = dict(base)
+            if ci == 0:  # one cell just significant alone (p ~ 0.03)
+                tree["pearson"] += [0.30, 0.10, 0.45, 0.20, 0.35][s]
+            tree["signal"] += 0.5  # every cell: a clear gain
+            runs.append({"task": t, "policy": p, "seed": s, "arm": f"tree:{B.RULES[0]}", **tree})
+    S = [r for r in B.summarize(cfg, runs) if r["arm"] != "flat"]
+    assert sum(r["v_pearson_raw"] == "win" for r in S) == 1
+    assert all(r["v_pearson"] == "tie" for r in S)
+    assert all(r["v_signal"] == "win" for r in S)

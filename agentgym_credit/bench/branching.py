@@ -216,7 +216,8 @@ METRICS = ("signal", "singleton", "pearson", "pearson_AS", "pearson_tree", "bias
 
 def summarize(cfg: BranchBenchConfig, runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per (task, policy, arm): mean ± 95% interval over seeds of every metric, and paired differences
-    of each tree arm against flat (same seeds) with their verdicts."""
+    of each tree arm against flat (same seeds) with their verdicts: ``v_*`` Holm-corrected per (arm, metric)
+    over the (task, policy) cells, ``v_*_raw`` each cell's interval alone, ``p_*`` the two-sided p-values."""
     idx = {(r["task"], r["policy"], r["arm"], r["seed"]): r for r in runs}
     out = []
     for t in cfg.tasks:
@@ -230,12 +231,22 @@ def summarize(cfg: BranchBenchConfig, runs: Sequence[dict[str, Any]]) -> list[di
                 row["steps_ratio"] = row["steps"] / np.mean([r["steps"] for r in flat])
                 if arm != "flat":
                     for m in ("signal", "pearson", "pearson_AS", "bias_AS"):
-                        d, h, _ = M.paired_diff_ci(np.array([r[m] for r in mine]), np.array([r[m] for r in flat]))
+                        d, h, k = M.paired_diff_ci(np.array([r[m] for r in mine]), np.array([r[m] for r in flat]))
                         v = M.verdict(d, h)
                         if m == "bias_AS":  # lower bias is better
                             v = {"win": "loss", "loss": "win"}.get(v, v)
-                        row[f"d_{m}"], row[f"d_{m}_ci"], row[f"v_{m}"] = d, h, v
+                        row[f"d_{m}"], row[f"d_{m}_ci"], row[f"v_{m}_raw"] = d, h, v
+                        row[f"p_{m}"] = M.p_from_interval(d, h, k - 1)
                 out.append(row)
+    # the verdicts: Holm-corrected per (arm, metric) over its (task, policy) cells
+    for arm in arms(cfg):
+        rs = [r for r in out if r["arm"] == arm and arm != "flat"]
+        for m in ("signal", "pearson", "pearson_AS", "bias_AS"):
+            if not rs:
+                continue
+            sign = -1.0 if m == "bias_AS" else 1.0
+            for r, v in zip(rs, M.holm_verdicts([sign * r[f"d_{m}"] for r in rs], [r[f"p_{m}"] for r in rs])):
+                r[f"v_{m}"] = v
     return out
 
 
@@ -249,14 +260,18 @@ def _findings(cfg: BranchBenchConfig, S: Sequence[dict[str, Any]]) -> list[str]:
         sig = np.mean([r["signal"] for r in rs])
         wins = {m: sum(r[f"v_{m}"] == "win" for r in rs) for m in ("signal", "pearson", "pearson_AS", "bias_AS")}
         losses = {m: sum(r[f"v_{m}"] == "loss" for r in rs) for m in ("pearson", "pearson_AS", "bias_AS")}
+        raw = {m: (sum(r[f"v_{m}_raw"] == "win" for r in rs), sum(r[f"v_{m}_raw"] == "loss" for r in rs))
+               for m in ("pearson", "pearson_AS")}
         ratio = np.mean([r["steps_ratio"] for r in rs])
         lines.append(
             f"- tree:{rule} ({cfg.roots} roots + branches, env steps {ratio:.2f}× flat): step signal on {sig:.0%} of "
             f"steps ({'meets' if sig >= 0.8 else 'misses'} the 80% goal; higher than flat in {wins['signal']}/{len(rs)} "
-            f"cells with the interval excluding 0); GiGPO Pearson vs A^π higher in {wins['pearson']}/{len(rs)} cells, "
+            f"cells after Holm's correction); GiGPO Pearson vs A^π higher in {wins['pearson']}/{len(rs)} cells, "
             f"lower in {losses['pearson']}; A^S Pearson higher in {wins['pearson_AS']}, lower in "
             f"{losses['pearson_AS']}; A^S bias lower in {wins['bias_AS']}, higher in {losses['bias_AS']} "
-            f"(wins/losses only where the paired interval over {cfg.seeds} seeds excludes 0).")
+            f"(paired over {cfg.seeds} seeds, Holm-corrected over the {len(rs)} cells of each comparison; "
+            f"uncorrected: Pearson higher in {raw['pearson'][0]}, lower in {raw['pearson'][1]}; A^S Pearson "
+            f"higher in {raw['pearson_AS'][0]}, lower in {raw['pearson_AS'][1]}).")
     sing = np.mean([r["singleton"] for r in flat])
     lines.append(f"- Where the step signal is missing: in flat groups {sing:.0%} of rows sit in a singleton anchor "
                  f"group and {1 - np.mean([r['signal'] for r in flat]) - sing:.0%} in a group whose returns are all "
@@ -309,8 +324,8 @@ def write_report(cfg: BranchBenchConfig, runs: Sequence[dict[str, Any]], command
         "",
         "## Table",
         "",
-        "Mean ± 95% interval over seeds. ▲/▼: the tree arm is better/worse than flat (paired over seeds, interval "
-        "excludes 0; for the bias lower is better). Step signal = share of rows with a nonzero GiGPO A^S "
+        "Mean ± 95% interval over seeds. ▲/▼: the tree arm is better/worse than flat (paired over seeds, "
+        "Holm-corrected over the cells of each arm and metric; for the bias lower is better). Step signal = share of rows with a nonzero GiGPO A^S "
         "(state anchors). Pearson tree = the `tree` estimator (Tree-GRPO; equals GRPO on flat groups).",
         "",
         R.markdown_table(head, rows, align="lll" + "r" * (len(head) - 3)),
