@@ -11,10 +11,11 @@ from agentgym_credit.bench import webshop_difficulty as W  # noqa: E402
 
 def test_small_run_orders_the_policies_and_writes_the_report(tmp_path):
     out = tmp_path / "webshop_difficulty.md"
-    W.main(["--sizes", "600", "--goals", "60", "--out", str(out)])
+    W.main(["--sizes", "600", "--goals", "60", "--language", "300", "--out", str(out)])
     text = out.read_text()
     assert "Command: `python -m agentgym_credit.bench.webshop_difficulty --sizes 600" in text
-    assert "load average" in text and "Goals of issue 16" in text
+    assert "load average" in text and "Goals:" in text and "rule success" in text
+    assert "| generated v4, sentence |" in text and "vocabulary per 300" in text
     rows = {}
     for line in text.splitlines():
         cells = [c.strip() for c in line.split("|")]

@@ -120,3 +120,37 @@ def test_chunked_index_build_equals_one_chunk():
     assert BM25Index.build([]).n_docs == 0
     with pytest.raises(ValueError, match="chunk"):
         BM25Index.build(docs, chunk=0)
+
+
+def test_speed_bench_reports_memory_build_and_step_times(tmp_path):
+    from agentgym_credit.bench import webshop_speed as B
+
+    rows = B.run([300], n_queries=20, n_episodes=3, bm25s_compare=False)
+    r = rows[0]
+    assert 0 < r["gen_peak_gb"] <= r["peak_gb"] <= r["end_peak_gb"] < 64
+    assert r["postings"] > 0 and r["terms"] > 0 and r["build_s"] > 0
+    assert 0 < r["random"]["step_ms_p50"] <= r["random"]["step_ms_p99"]
+    out = tmp_path / "speed.md"
+    B.write_markdown(rows, out, "python -m agentgym_credit.bench.webshop_speed --sizes 300", "1.0 / 1.0")
+    text = out.read_text()
+    assert "peak after index (GB)" in text and "| 300 |" in text and "step p50 / p99" in text
+
+
+def test_search_reuses_one_buffer_and_the_index_pickles():
+    import pickle
+    import threading
+
+    cat = generate_catalog(200, seed=3)
+    idx = BM25Index.build([product_document(p) for p in cat.products])
+    q = cat.goals[0]["instruction_text"]
+    first, s1 = idx.search(q, 10), idx.scores(q)
+    idx.search("nothing matches this zzz", 10)
+    assert idx.search(q, 10) == first  # the reused buffer starts from zero every time
+    np.testing.assert_array_equal(idx.scores(q), s1)
+    back = pickle.loads(pickle.dumps(idx))
+    assert back.search(q, 10) == first
+    out = []
+    t = threading.Thread(target=lambda: out.append(idx.search(q, 10)))
+    t.start()
+    t.join()
+    assert out == [first]

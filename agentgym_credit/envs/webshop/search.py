@@ -117,6 +117,16 @@ class BM25Index:
         self.k1, self.b = float(k1), float(b)
         self.fingerprint = fingerprint
         self._dense: dict[int, np.ndarray] = {}  # built on first use: see _dense_weights
+        self._tls = threading.local()  # per-thread score buffer: see _accumulate
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_tls", None)  # thread-local buffers are rebuilt on first use
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._tls = threading.local()
 
     def _dense_weights(self, t: int) -> np.ndarray | None:
         """Term ``t``'s weights as a dense vector (0 where absent) when it is in more than
@@ -215,8 +225,13 @@ class BM25Index:
         return analyze(query)
 
     def _accumulate(self, query: str, k: int) -> tuple[np.ndarray, tuple[int, int] | None]:
-        """Scores of every document, and the shortest posting range with at least ``k`` documents."""
-        s = np.zeros(self.n_docs)
+        """Scores of every document (float32, in a per-thread buffer that the next call reuses), and the
+        shortest posting range with at least ``k`` documents."""
+        s = getattr(self._tls, "buf", None)
+        if s is None or s.shape[0] != self.n_docs:
+            s = self._tls.buf = np.zeros(self.n_docs, dtype=np.float32)
+        else:
+            s.fill(0.0)  # reused: a fresh 1.18M-entry vector costs page faults on every search
         ids = [self.term_id[t] for t in analyze(query) if t in self.term_id]
         if not ids:
             return s, None
@@ -236,8 +251,9 @@ class BM25Index:
         return s, best
 
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every document for ``query`` (float64, length ``n_docs``)."""
-        return self._accumulate(query, 1)[0]
+        """BM25 score of every document for ``query`` (float64, length ``n_docs``; summed in float32,
+        as the stored per-posting weights)."""
+        return self._accumulate(query, 1)[0].astype(np.float64)
 
     def search(self, query: str, k: int = 50) -> list[int]:
         """Indices of the top ``k`` documents with a positive score, best first (ties: lower index first).
@@ -251,7 +267,7 @@ class BM25Index:
         if best is not None:
             sub = s[self.postings_doc[best[0] : best[1]]]
             floor = np.partition(sub, sub.size - k)[sub.size - k]
-            cand = np.flatnonzero(s >= max(floor, np.finfo(float).tiny))
+            cand = np.flatnonzero(s >= max(floor, np.finfo(np.float32).tiny))
         else:
             cand = np.flatnonzero(s > 0)
         if cand.size > 4 * k:
