@@ -143,6 +143,21 @@ def test_comparisons_are_paired_and_holm_corrected():
     assert ("hgpo", "gigpo[state]", "final") not in comps  # pairs only among the estimators run
 
 
+def test_rank_correlations_with_learning_speed():
+    ests = ("grpo", "gigpo[state]", "gigpo[obs]", "hgpo")
+    cfg = T.TrainBenchConfig(tasks=("cue",), estimators=ests)
+    auc = {"grpo": 0.5, "gigpo[state]": 0.8, "gigpo[obs]": 0.7, "hgpo": 0.6}
+    summary = [{"task": "cue", "estimator": e, "auc": auc[e], "pearson": auc[e], "sign_acc": -auc[e],
+                "wsign_acc": float("nan") if e == "hgpo" else auc[e], "grad_cos": 0.3} for e in ests]
+    fixed = [{"task": "cue", "estimator": e, "policy": p, "seed": s, "pearson": auc[e] + s, "sign_acc": 0.5,
+              "wsign_acc": 0.5, "grad_cos": -auc[e]} for e in ests for p in TS.FIXED_POLICIES for s in (0, 1)]
+    R_ = {r["metric"]: r for r in TS.rank_correlations(cfg, summary, fixed)}
+    assert R_["pearson"]["along_training"] == 1.0 and R_["sign_acc"]["along_training"] == -1.0
+    assert R_["wsign_acc"]["along_training"] == 1.0  # the estimator without a value is left out
+    assert R_["grad_cos"]["along_training"] == 0.0  # a constant metric ranks nothing
+    assert R_["pearson"]["uniform"] == 1.0 and R_["grad_cos"]["softQ*(T=0.3)"] == -1.0
+
+
 def test_config_rejects_bad_values():
     with pytest.raises(ValueError, match="group_size"):
         T.TrainBenchConfig(group_size=1).validate()

@@ -109,7 +109,10 @@ def predicts_lines(cfg: TrainBenchConfig, ranks: Sequence[dict[str, Any]]) -> li
     n = max(r["estimators"] for r in ranks)
     lines = [f"Spearman rank correlation, across the {n} estimators of each task, between a credit metric and "
              "learning speed (area under the exact success curve of the fresh-seed runs). With this few estimators "
-             f"a single correlation is noisy (|ρ| < {_rho_crit(n):.2f} is not distinguishable from 0 at 5%).", "",
+             f"a single correlation is noisy (|ρ| < {_rho_crit(n):.2f} is not distinguishable from 0 at 5%). Along "
+             "training each estimator is scored on its own policies (a fast learner soon sees batches that all "
+             "succeed, where every credit is 0); at the fixed policies every estimator is scored on the same "
+             "batches.", "",
              f"- **Best predictor along training: {METRIC_NAMES[best]}** (mean ρ over tasks "
              f"{mean[(best, 'along_training')]:+.2f}); "
              + "; ".join(f"{METRIC_NAMES[m]} {mean[(m, 'along_training')]:+.2f}" for m in CREDIT_METRICS if m != best)

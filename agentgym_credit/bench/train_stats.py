@@ -156,15 +156,22 @@ def rank_correlations(cfg: TrainBenchConfig, summary: Sequence[dict[str, Any]],
         speed = np.array([S[e]["auc"] for e in labs])
         for metric in CREDIT_METRICS:
             rec: dict[str, Any] = {"task": task, "metric": metric, "estimators": len(labs)}
-            rec["along_training"] = M.spearman(np.array([S[e][metric] for e in labs]), speed)
+            rec["along_training"] = _spearman(np.array([S[e][metric] for e in labs], dtype=np.float64), speed)
             for pol in FIXED_POLICIES:
                 vals = []
                 for e in labs:
-                    v = [f[metric] for f in fixed if (f["task"], f["estimator"], f["policy"]) == (task, e, pol)]
-                    vals.append(float(np.nanmean(v)) if v and np.isfinite(v).any() else float("nan"))
-                rec[pol] = M.spearman(np.array(vals), speed)
+                    v = np.array([f[metric] for f in fixed
+                                  if (f["task"], f["estimator"], f["policy"]) == (task, e, pol)], dtype=np.float64)
+                    vals.append(float(np.nanmean(v)) if np.isfinite(v).any() else float("nan"))
+                rec[pol] = _spearman(np.array(vals), speed)
             out.append(rec)
     return out
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman over the estimators where both are finite (NaN with fewer than 3)."""
+    ok = np.isfinite(x) & np.isfinite(y)
+    return M.spearman(x[ok], y[ok]) if ok.sum() >= 3 else float("nan")
 
 
 def _policy_at(cfg: TrainBenchConfig, task: str, seed: int, temperature: float | None) -> tuple[Any, TabularSoftmax]:
