@@ -158,6 +158,19 @@ def test_rank_correlations_with_learning_speed():
     assert R_["pearson"]["uniform"] == 1.0 and R_["grad_cos"]["softQ*(T=0.3)"] == -1.0
 
 
+def test_hidden_change_rows_are_state_changes_the_observation_misses():
+    traj = np.array([0, 0, 0, 1, 1])
+    t = np.array([0, 1, 2, 0, 1])
+    s = np.array([5, 6, 6, 5, 5])
+    obs = np.array([1, 1, 2, 1, 1], dtype=np.uint64)
+    # row 0: state 5 -> 6, obs 1 -> 1 (hidden); row 1: state unchanged; row 2: last of its trajectory;
+    # row 3: state unchanged (a true self-loop); rows are found in any order
+    assert TS.hidden_change_rows(traj, t, s, obs).tolist() == [True, False, False, False, False]
+    perm = np.array([4, 2, 0, 3, 1])
+    assert TS.hidden_change_rows(traj[perm], t[perm], s[perm], obs[perm]).tolist() == [False, False, True, False,
+                                                                                      False]
+
+
 def test_config_rejects_bad_values():
     with pytest.raises(ValueError, match="group_size"):
         T.TrainBenchConfig(group_size=1).validate()

@@ -285,6 +285,18 @@ def write_report(cfg: TrainBenchConfig, res: TrainResult) -> dict[str, Path]:
                R.markdown_table(["task", "policy", "estimator", *(METRIC_NAMES[m] for m in CREDIT_METRICS)],
                                 [[f["task"], f["policy"], f["estimator"], *(_c(f, m, 2) for m in CREDIT_METRICS)]
                                  for f in fs], align="lll" + "r" * len(CREDIT_METRICS)), ""]
+        hid = [f for f in fs if "hidden_share" in f and f["policy"] == "uniform" and math.isfinite(f["hidden_share"])
+               and f["hidden_share"] > 0]
+        if hid:
+            md += ["### Actions that change only hidden state (uniform policy)", "",
+                   "Rows whose action changes the true state but not the observation key (\"take key\" when the "
+                   "key carried is not shown, \"cool X\"): a self-loop in any graph over obs_key. Advantages "
+                   "rescaled as in training (RMS 1 per batch); A^π is exact.", "",
+                   R.markdown_table(["task", "estimator", "share of rows", "|A^π|-weighted sign accuracy",
+                                     "mean Â there", "mean A^π there"],
+                                    [[f["task"], f["estimator"], f"{f['hidden_share']:.1%}",
+                                      _c(f, "hidden_wsign_acc", 2), _c(f, "hidden_adv", 2), _c(f, "hidden_true", 3)]
+                                     for f in hid], align="llrrrr"), ""]
     md += [f"Raw data: `{paths['csv'].name}` (every iteration of the fresh-seed runs)"
            + (f", `{cfg.name}_sweep.csv`" if res.sweep else "") + (f", `{cfg.name}_credit.csv`" if res.fixed else "")
            + ".", ""]

@@ -24,13 +24,21 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agentgym_credit.bench import metrics as M
-from agentgym_credit.bench.credit_gradient import CREDIT_METRICS, credit_snapshot, exact_advantages
+from agentgym_credit.bench.credit_gradient import (
+    CREDIT_METRICS,
+    credit_snapshot,
+    exact_advantages,
+    weighted_sign_accuracy,
+)
 from agentgym_credit.bench.train_tabular import TabularActor, TabularSoftmax, scale_advantages
 from agentgym_credit.credit import advantages
 from agentgym_credit.credit.oracle import optimal_values
 
 if TYPE_CHECKING:
     from agentgym_credit.bench.train import TrainBenchConfig
+
+HIDDEN_KEYS = ("hidden_share", "hidden_wsign_acc", "hidden_adv", "hidden_true")
+"""Fixed-policy columns on the rows that change only hidden state (:func:`hidden_change_rows`)."""
 
 FIXED_POLICIES = {"uniform": None, "softQ*(T=0.3)": 0.3}
 """Fixed policies the credit metrics are also measured at: name -> temperature of softmax(Q*_0 / T)."""
@@ -207,11 +215,31 @@ def fixed_policy_credit(cfg: TrainBenchConfig) -> list[dict[str, Any]]:
                 s = np.array([e["s"] for e in extras], dtype=np.int64)
                 a = np.array([e["a"] for e in extras], dtype=np.int64)
                 true = exact_advantages(policy, tasks, s, a, steps.t, cfg.gamma)
+                hidden = hidden_change_rows(steps.traj_id, steps.t, s, steps.obs_key)
                 for label in cfg.estimators:
                     name, opts = estimator_call(label, cfg.gamma)
                     adv = scale_advantages(advantages(name, steps, **opts), cfg.adv_scale)
                     out.append({"task": task, "policy": pol, "seed": seed, "estimator": label,
-                                **credit_snapshot(policy, extras, steps.t, adv, cfg.gamma, true)})
+                                **credit_snapshot(policy, extras, steps.t, adv, cfg.gamma, true),
+                                "hidden_share": float(hidden.mean()) if hidden.size else float("nan"),
+                                "hidden_wsign_acc": weighted_sign_accuracy(adv[hidden], true[hidden]),
+                                "hidden_adv": float(adv[hidden].mean()) if hidden.any() else float("nan"),
+                                "hidden_true": float(true[hidden].mean()) if hidden.any() else float("nan")})
+    return out
+
+
+def hidden_change_rows(traj: np.ndarray, t: np.ndarray, s: np.ndarray, obs_key: np.ndarray) -> np.ndarray:
+    """Rows whose action changes the true state but not the observation key (e.g. "take key" where
+    the key carried is not shown): in a graph over obs_key they are self-loops. A trajectory's last
+    row (no next row) is never one."""
+    traj, t, s, obs_key = (np.asarray(x) for x in (traj, t, s, obs_key))
+    order = np.lexsort((t, traj))
+    nxt = np.full(len(s), -1)
+    same = traj[order][1:] == traj[order][:-1]
+    nxt[order[:-1][same]] = order[1:][same]
+    has = nxt >= 0
+    out = np.zeros(len(s), dtype=bool)
+    out[has] = (s[nxt[has]] != s[has]) & (obs_key[nxt[has]] == obs_key[has])
     return out
 
 
@@ -225,14 +253,15 @@ def fixed_summary(cfg: TrainBenchConfig, fixed: Sequence[dict[str, Any]]) -> lis
                 if not rs:
                     continue
                 rec: dict[str, Any] = {"task": task, "policy": pol, "estimator": label}
-                for k in CREDIT_METRICS:
-                    rec[k], rec[f"{k}_ci"], _ = M.mean_ci(np.array([r[k] for r in rs], dtype=np.float64))
+                for k in (*CREDIT_METRICS, *(h for h in HIDDEN_KEYS if h in rs[0])):
+                    rec[k], rec[f"{k}_ci"], _ = M.mean_ci(np.array([r.get(k, np.nan) for r in rs], dtype=np.float64))
                 out.append(rec)
     return out
 
 
 __all__ = [
     "FIXED_POLICIES",
+    "HIDDEN_KEYS",
     "SUMMARY_KEYS",
     "COMPARED",
     "on_grid",
@@ -243,5 +272,6 @@ __all__ = [
     "comparisons",
     "rank_correlations",
     "fixed_policy_credit",
+    "hidden_change_rows",
     "fixed_summary",
 ]
