@@ -103,12 +103,12 @@ def _title_case(s: str) -> str:
 
 
 HARD_NEGATIVE_KINDS = ("attribute", "option", "price")
-"""How a hard negative differs from its family's base product (drawn 35% / 30% / 35%): one
+"""How a hard negative differs from its family's base product (drawn 30% / 30% / 40%): one
 instruction attribute swapped for another, the goal's value of one option missing, or a price above
 any budget of the base's goal."""
 
 
-OMISSION: dict[str, float] = {"none": 0.02, "option": 0.9, "packaging": 0.5, "family_without_options": 0.06}
+OMISSION: dict[str, float] = {"none": 0.04, "option": 0.9, "packaging": 0.6, "family_without_options": 0.06}
 """How often a goal leaves options out, as human shoppers do: ``none`` = the goal asks for no option at
 all (any choice on the item page, or none, satisfies it), else each option is asked with probability
 ``option`` (``packaging`` for the packaging option); ``family_without_options`` = share of product
@@ -161,7 +161,7 @@ def _family(rng: _Stream, pt: ProductType) -> list[dict[str, Any]]:
     members = [base]
     for _ in range(rng.integers(2, 5)):
         u = rng.u()
-        kind = "attribute" if u < 0.35 else "option" if u < 0.65 else "price"
+        kind = "attribute" if u < 0.3 else "option" if u < 0.6 else "price"
         if kind == "option" and not goal_opts:
             kind = "attribute"
         neg = {

@@ -110,13 +110,13 @@ VALUE_PARAPHRASES: dict[str, tuple[str, ...]] = {
 
 RATES: dict[str, float] = {
     "attr_paraphrase": 0.35,
-    "value_paraphrase": 0.45,
+    "value_paraphrase": 0.55,
     "brand": 0.15,
-    "context": 0.2,
+    "context": 0.15,
     "qualifier": 0.1,
     "closer": 0.03,
     "typo": 0.1,
-    "terse": 0.1,
+    "terse": 0.15,
 }
 """Probability of each habit per sentence (per attribute / option value for the paraphrases)."""
 
