@@ -126,11 +126,35 @@ def predicts_lines(cfg: TrainBenchConfig, ranks: Sequence[dict[str, Any]]) -> li
     return lines
 
 
-def summary_lines(predicts: Sequence[str], found: Sequence[str]) -> list[str]:
-    """The ``## Summary`` README copies: the best predictor of learning, then per task whether step-level
-    credit helped and whether the obs-keyed graph estimators beat GiGPO[obs]."""
-    lead = [ln for ln in predicts if ln.startswith("- **Best predictor")]
-    return [*lead, *(ln for ln in found if ln.startswith("- **")), *(ln for ln in found if "issue 20's goal" in ln)]
+def summary_lines(cfg: TrainBenchConfig, predicts: Sequence[str], summary: Sequence[dict[str, Any]],
+                  comps: Sequence[dict[str, Any]]) -> list[str]:
+    """The ``## Summary`` README copies: the best predictor of learning, then one line per task: did
+    step-level credit help (best step-level estimator vs GRPO), and graph estimators on obs_key vs GiGPO[obs]."""
+    C = {(c["task"], c["a"], c["b"], c["measure"]): c for c in comps}
+    S = {(r["task"], r["estimator"]): r for r in summary}
+    out = [ln for ln in predicts if ln.startswith("- **Best predictor")]
+    tag = {"win": "Holm: fewer steps", "loss": "Holm: more steps", "tie": "no difference after Holm"}
+    for task in cfg.tasks:
+        steps = [(e, C[(task, e, "grpo", "steps_censored")]) for e in STEP_LEVEL
+                 if (task, e, "grpo", "steps_censored") in C]
+        if not steps:
+            continue
+        e, c = min(steps, key=lambda x: x[1]["diff"])
+        g, b = S[(task, e)], S[(task, "grpo")]
+        line = (f"- **{task}** (target {cfg.target_for(task):.0%} exact success, {cfg.budget_for(task):,} env steps, "
+                f"{b['seeds']} seeds): best step-level `{e}` vs GRPO {c['diff']:+.0f} ± {c['ci']:.0f} env steps to "
+                f"target ({c['relative']:+.0%}, {tag[c['holm']]}); final success {g['final']:.3f} vs {b['final']:.3f}.")
+        graphs = [x for x in cfg.estimators if x.endswith("[obs]") and x.split("[")[0] in ("graph", "graphgpo", "gagpo")]
+        parts = []
+        for x in graphs:
+            cc = C.get((task, x, "gigpo[obs]", "steps_censored"))
+            if cc is not None:
+                parts.append(f"`{x}` {cc['relative']:+.0%} ({tag[cc['holm']]}, final {S[(task, x)]['final']:.3f})")
+        if parts and (task, "gigpo[obs]") in S:
+            line += (f" On obs_key, env steps to target vs GiGPO[obs] (final {S[(task, 'gigpo[obs]')]['final']:.3f}): "
+                     + "; ".join(parts) + ".")
+        out.append(line)
+    return out
 
 
 def _rho_crit(n: int) -> float:
@@ -232,7 +256,7 @@ def write_report(cfg: TrainBenchConfig, res: TrainResult) -> dict[str, Path]:
     predicts, found = predicts_lines(cfg, ranks), findings(cfg, summary, comps)
     md = [f"# Training with each credit estimator{' (--quick: a smoke test, not a result)' if cfg.quick else ''}", "",
           R.machine_lines(cfg.command), "", f"Wall time {res.seconds:.0f} s.{load}", "",
-          "## Summary", "", *summary_lines(predicts, found), "",
+          "## Summary", "", *summary_lines(cfg, predicts, summary, comps), "",
           "## What predicts learning", "", *predicts, "",
           "## Predictions", "", *PREDICTIONS, "",
           "## Findings", "",
