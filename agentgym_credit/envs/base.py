@@ -185,12 +185,23 @@ class CreditEnv(gym.Env[str, str]):
             memo = self._config_fp_memo = _snapshot.ConfigMemo()
         return memo
 
+    def _binding(self, config: Any) -> bytes:
+        """:func:`~agentgym_credit.envs.snapshot.binding` of this env's class and configuration ``config``
+        (what :meth:`_snapshot_config` returned), remembered while it returns the same object."""
+        self._binding_memo = (config, _snapshot.binding(type(self).__name__, self._config_memo(config)))
+        return self._binding_memo[1]
+
+    _binding_memo: tuple[Any, bytes] | None = None
+
     def _snapshot_config(self) -> Any:
         """The env's configuration as plain data (what a snapshot may only be restored into)."""
         raise SnapshotUnsupported(f"{type(self).__name__} does not support get_state/set_state")
 
     def _snapshot_payload(self) -> Any:
-        """Everything the next steps depend on, as plain JSON data (the RNG is saved by the base)."""
+        """Everything the next steps depend on, as plain JSON data (the RNG is saved by the base); or as
+        ``(bytes, memo)``: the env's own encoding, and an immutable object that :meth:`_restore_snapshot`
+        gets instead of the bytes when this very snapshot is restored in this process (nothing to parse
+        or check again). :meth:`_restore_snapshot` gets JSON data, bytes or such a memo."""
         raise SnapshotUnsupported(f"{type(self).__name__} does not support get_state/set_state")
 
     def _restore_snapshot(self, payload: Any) -> tuple[str, dict[str, Any]]:
@@ -205,9 +216,14 @@ class CreditEnv(gym.Env[str, str]):
                 f"{type(self).__name__}.get_state() needs a running episode: call reset() first "
                 "(a finished episode has no next step to branch from)"
             )
-        config = self._config_memo(self._snapshot_config())
+        config, cached = self._snapshot_config(), self._binding_memo
+        prefix = cached[1] if cached is not None and cached[0] is config else self._binding(config)
         payload = self._snapshot_payload()
-        return _snapshot.seal(type(self).__name__, config, self._rng_bytes(), payload)
+        cache = self._rng_cache  # _rng_bytes() inlined: a snapshot per step
+        rng = cache[1] if cache is not None and (cache[0] is None or cache[0] is self._np_random) else self._rng_bytes()
+        if payload.__class__ is tuple:  # (bytes, memo): see _snapshot_payload
+            return _snapshot.seal_bound(prefix, rng, payload[0], payload[1])
+        return _snapshot.seal_bound(prefix, rng, payload)
 
     def set_state(self, snapshot: bytes) -> tuple[str, dict[str, Any]]:
         """Restore a snapshot taken by ``get_state`` of an env with the same configuration; returns the
@@ -216,8 +232,9 @@ class CreditEnv(gym.Env[str, str]):
         needing a reset with its RNG untouched."""
         self._needs_reset = True  # a restore that raises (even a refused snapshot) must not let the old episode go on
         name = type(self).__name__
-        config = self._config_memo(self._snapshot_config())
-        rng, payload = _snapshot.open_snapshot(snapshot, name, config)
+        config, cached = self._snapshot_config(), self._binding_memo
+        rng, payload = _snapshot.open_bound(
+            snapshot, cached[1] if cached is not None and cached[0] is config else self._binding(config))
         try:
             obs, info = self._restore_snapshot(payload)
         except (SnapshotError, CreditError, OSError):

@@ -19,11 +19,14 @@ What lives here:
   process that took it — or wherever the same key is set. The collector's subprocess and Ray backends
   hand their workers the parent's key; to restore a saved snapshot in another run, set the same key
   (environment variable or :func:`set_snapshot_key`) in both.
-- :func:`seal` / :func:`open_snapshot` — write and check one snapshot (what ``CreditEnv`` uses);
+- :func:`seal` / :func:`open_snapshot` — write and check one snapshot; :func:`binding`, :func:`seal_bound`,
+  :func:`open_bound` — the same with the env/config part computed once (what ``CreditEnv`` uses);
   :func:`pack` / :func:`unpack` — the same with the RNG state as numpy's dict (for wrappers and tools);
 - :func:`rng_blob` / :func:`rng_state` — the RNG state to bytes and back, checked;
 - :func:`inspect_snapshot` — read a snapshot's fields without trusting them (tools, tests);
 - :class:`ConfigMemo`, :func:`config_fingerprint` — the configuration a snapshot is bound to;
+- :func:`fields`, :func:`nat`, :func:`flag`, :func:`text`, :func:`texts` — checks of an env's payload fields
+  (exact types: ``True`` is no int, ``"false"`` no bool), each failure a ``SnapshotError``;
 - :data:`MAX_SNAPSHOT_BYTES`, :data:`MAX_JSON_DEPTH` — the size and nesting caps.
 
 :func:`open_snapshot` refuses with :class:`~agentgym_credit.errors.SnapshotError` (and nothing else)
@@ -65,6 +68,8 @@ KEY_ENV = "AGENTGYM_CREDIT_SNAPSHOT_KEY"
 MAX_SNAPSHOT_BYTES = 16 * 2**20
 """Largest snapshot :func:`seal` writes and :func:`open_snapshot` reads (ours are a few kB)."""
 
+_MAX_BODY = MAX_SNAPSHOT_BYTES - _BODY_AT
+
 MAX_JSON_DEPTH = 32
 """Deepest nesting of lists and dicts a JSON payload may have (ours have 3)."""
 
@@ -73,7 +78,8 @@ MEMO_SIZE = 4096
 
 _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
 _PCG = ("PCG64", "PCG64DXSM")
-_MEMO: dict[bytes, tuple[bytes, bytes, bytes, bytes, bytes]] = {}
+_MEMO: list[dict[bytes, tuple[bytes, bytes, bytes, Any]]] = [{}, {}]
+"""This process's own snapshots (newer and older generation) -> their parts."""
 _RNG_SEEN: dict[bytes, Any] = {}
 
 
@@ -110,7 +116,7 @@ def set_snapshot_key(key: bytes | str | None = None) -> bytes:
     else:
         new = _derive(key)
     _KEY, _MAC = new, hashlib.blake2b(key=new, digest_size=_TAG_SIZE)
-    _MEMO.clear()
+    clear_memo()
     return _KEY
 
 
@@ -179,7 +185,7 @@ def rng_state(blob: bytes) -> dict[str, Any] | None:
     if state is None:
         state = _parse_rng(blob)
         if len(_RNG_SEEN) >= MEMO_SIZE:
-            del _RNG_SEEN[next(iter(_RNG_SEEN))]
+            _RNG_SEEN.clear()
         _RNG_SEEN[blob] = state
     return state
 
@@ -245,25 +251,51 @@ def _decode(kind: bytes, raw: bytes) -> Any:
 
 
 # -- seal / open -------------------------------------------------------------------------------------
-def seal(env_name: str, config: str, rng: bytes, payload: Any) -> bytes:
-    """One snapshot: ``rng`` as :func:`rng_blob` bytes, ``payload`` the env's JSON data or bytes."""
+def binding(env_name: str, config: str) -> bytes:
+    """The start of the body of every snapshot of ``env_name`` with ``config`` (what a snapshot is bound to;
+    an env computes it once per configuration)."""
     name, cfg = env_name.encode(), config.encode()
-    if b"\n" in name or b"\n" in cfg or b"\n" in rng:
-        raise ValueError("a snapshot's env name, config and RNG state are one line each")
-    kind, raw = _encode(env_name, payload)
-    body = b"%s\n%s\n%s\n%s%s" % (name, cfg, rng, kind, raw)
-    if len(body) + _BODY_AT > MAX_SNAPSHOT_BYTES:
-        raise SnapshotError(f"{env_name} snapshot would be {len(body) + _BODY_AT} bytes, over MAX_SNAPSHOT_BYTES")
-    snap = _MAGIC + _tag(body) + body
-    memo = _MEMO
-    memo[snap] = (name, cfg, rng, kind, raw)
-    if len(memo) > MEMO_SIZE:
-        del memo[next(iter(memo))]
+    if b"\n" in name or b"\n" in cfg:
+        raise ValueError("a snapshot's env name and config are one line each")
+    return name + b"\n" + cfg + b"\n"
+
+
+def seal_bound(prefix: bytes, rng: bytes, payload: Any, memo: Any = None) -> bytes:
+    """:func:`seal` with the :func:`binding` computed beforehand. ``memo`` (byte payloads only): what
+    :func:`open_bound` returns instead of the bytes when this very snapshot comes back to this process
+    (an env's already checked, immutable form of its state)."""
+    if payload.__class__ is bytes:
+        body = prefix + rng + b"\n" + b"b" + payload
+        kind, raw = b"b", payload
+    else:
+        kind, raw = _encode(prefix.split(b"\n", 1)[0].decode(), payload)
+        body, memo = prefix + rng + b"\n" + kind + raw, None
+    if len(body) > _MAX_BODY:
+        raise SnapshotError(f"snapshot would be {len(body) + _BODY_AT} bytes, over MAX_SNAPSHOT_BYTES")
+    h = _MAC.copy()
+    h.update(body)
+    snap = _MAGIC + h.digest() + body
+    table = _MEMO[0]
+    table[snap] = (prefix, rng, kind, raw if memo is None else memo)
+    if len(table) >= MEMO_SIZE // 2:  # two generations: the older half is dropped whole (O(1) a snapshot)
+        _MEMO[1], _MEMO[0] = table, {}
     return snap
 
 
-def _split(snapshot: Any) -> tuple[bytes, bytes, bytes, bytes, bytes]:
-    """Check the header, size and tag; the body's ``(env, config, rng, kind, payload)`` bytes."""
+def seal(env_name: str, config: str, rng: bytes, payload: Any) -> bytes:
+    """One snapshot: ``rng`` as :func:`rng_blob` bytes, ``payload`` the env's JSON data or bytes."""
+    if b"\n" in rng:
+        raise ValueError("a snapshot's RNG state is one line")
+    return seal_bound(binding(env_name, config), rng, payload)
+
+
+def clear_memo() -> None:
+    """Forget the snapshots this process sealed: restoring one checks it as if it came from elsewhere."""
+    _MEMO[0], _MEMO[1] = {}, {}
+
+
+def _split(snapshot: Any) -> tuple[bytes, bytes, bytes, bytes]:
+    """Check the header, size and tag; the body's ``(binding, rng, kind, payload)`` bytes."""
     if isinstance(snapshot, (bytearray, memoryview)):
         snapshot = bytes(snapshot)
     if not isinstance(snapshot, bytes):
@@ -285,24 +317,75 @@ def _split(snapshot: Any) -> tuple[bytes, bytes, bytes, bytes, bytes]:
     if len(parts) != 4 or not parts[3]:
         raise SnapshotError("snapshot body lacks env/config/rng/payload")
     name, cfg, rng, rest = parts
-    return name, cfg, rng, rest[:1], rest[1:]
+    return name + b"\n" + cfg + b"\n", rng, rest[:1], rest[1:]
+
+
+def open_bound(snapshot: Any, prefix: bytes) -> tuple[bytes, Any]:
+    """:func:`open_snapshot` with the :func:`binding` computed beforehand."""
+    hit = None
+    if snapshot.__class__ is bytes:
+        hit = _MEMO[0].get(snapshot) or _MEMO[1].get(snapshot)
+    got, rng, kind, raw = hit if hit is not None else _split(snapshot)
+    if got != prefix:
+        name, cfg, _ = got.split(b"\n", 2)
+        env_name, _, _ = prefix.split(b"\n", 2)
+        if name != env_name:
+            raise SnapshotError(f"snapshot was taken from {name.decode(errors='replace')[:80]}, not {env_name.decode()}")
+        raise SnapshotError(
+            f"snapshot was taken from a {env_name.decode()} with another configuration; restore it into an env "
+            "made with the same arguments"
+        )
+    rng_state(rng)
+    return rng, (raw if kind == b"b" else _decode(kind, raw))
 
 
 def open_snapshot(snapshot: Any, env_name: str, config: str) -> tuple[bytes, Any]:
     """Check a snapshot taken by ``env_name`` with ``config``; return ``(RNG bytes, payload)``: the RNG
     bytes already checked (:func:`rng_state` of them is memoized), JSON payloads freshly parsed (the
-    caller may keep and change them), byte payloads as they are."""
-    hit = _MEMO.get(snapshot) if snapshot.__class__ is bytes else None
-    name, cfg, rng, kind, raw = hit if hit is not None else _split(snapshot)
-    if name != env_name.encode():
-        raise SnapshotError(f"snapshot was taken from {name.decode(errors='replace')[:80]}, not {env_name}")
-    if cfg != config.encode():
-        raise SnapshotError(
-            f"snapshot was taken from a {env_name} with another configuration; restore it into an env "
-            "made with the same arguments"
-        )
-    rng_state(rng)
-    return rng, _decode(kind, raw)
+    caller may keep and change them), byte payloads as they are (or, for a snapshot this process sealed
+    with a ``memo``, that object)."""
+    return open_bound(snapshot, binding(env_name, config))
+
+
+# -- field checks for an env's payload ----------------------------------------------------------------
+def fields(payload: Any, what: str, keys: frozenset[str] | set[str]) -> dict[str, Any]:
+    """``payload`` as a dict with exactly ``keys`` (``what`` names the env in the error)."""
+    if not isinstance(payload, dict) or payload.keys() != set(keys):
+        got = sorted(payload)[:20] if isinstance(payload, dict) else type(payload).__name__
+        raise SnapshotError(f"{what} snapshot payload must have exactly the fields {sorted(keys)}, got {got}")
+    return payload
+
+
+def nat(value: Any, what: str, below: int | None = None) -> int:
+    """An ``int`` (not a ``bool``) in ``[0, below)``."""
+    if value.__class__ is not int or value < 0 or (below is not None and value >= below):
+        bound = "" if below is None else f" below {below}"
+        raise SnapshotError(f"snapshot payload: {what} must be an int >= 0{bound}, got {value!r:.40}")
+    return value
+
+
+def flag(value: Any, what: str) -> bool:
+    """A real ``bool`` (``"false"``, ``0`` or ``None`` are refused, not read as truth values)."""
+    if value.__class__ is not bool:
+        raise SnapshotError(f"snapshot payload: {what} must be true or false, got {value!r:.40}")
+    return value
+
+
+def text(value: Any, what: str, max_len: int = 10_000, optional: bool = False) -> str | None:
+    """A ``str`` of at most ``max_len`` characters (or ``None`` when ``optional``)."""
+    if value is None and optional:
+        return None
+    if value.__class__ is not str or len(value) > max_len:
+        raise SnapshotError(f"snapshot payload: {what} must be text of at most {max_len} characters, got "
+                            f"{type(value).__name__} {value!r:.40}")
+    return value
+
+
+def texts(value: Any, what: str, max_items: int, max_len: int = 10_000) -> list[str]:
+    """A list of at most ``max_items`` texts (a fresh list)."""
+    if value.__class__ is not list or len(value) > max_items:
+        raise SnapshotError(f"snapshot payload: {what} must be a list of at most {max_items} texts")
+    return [text(v, what, max_len) for v in value]
 
 
 def pack(env_name: str, config: str, rng_state: Any, payload: Any) -> bytes:
@@ -332,12 +415,21 @@ def inspect_snapshot(snapshot: bytes) -> dict[str, Any]:
 
 __all__ = [
     "KEY_ENV",
+    "binding",
+    "clear_memo",
+    "open_bound",
+    "seal_bound",
     "MAX_JSON_DEPTH",
     "MAX_SNAPSHOT_BYTES",
     "MEMO_SIZE",
     "SNAPSHOT_HEADER",
     "ConfigMemo",
     "config_fingerprint",
+    "fields",
+    "flag",
+    "nat",
+    "text",
+    "texts",
     "inspect_snapshot",
     "open_snapshot",
     "pack",

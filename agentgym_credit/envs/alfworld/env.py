@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from agentgym_credit.envs.alfworld.games import (
 from agentgym_credit.envs.alfworld.generator import TASK_TYPES
 from agentgym_credit.envs.alfworld.statekeys import digest, fact_str, shuffled_keys
 from agentgym_credit.envs.base import CreditEnv, resolve_task
-from agentgym_credit.errors import SnapshotError, SnapshotUnsupported
+from agentgym_credit.errors import SnapshotUnsupported
 
 STATIC_PREDICATES = frozenset({
     "receptacletype", "objecttype", "cancontain", "receptacleatlocation", "openable", "pickupable",
@@ -325,47 +324,13 @@ class ALFWorldEnv(CreditEnv):
             "max_steps": self.max_steps,
         }
 
+    _own_info_keys = _INFO_KEYS
+
     def _snapshot_payload(self) -> Any:
-        token = snapshots.save(self._engine.unwrapped)
-        self._copy_steps.append(len(self._commands))
-        return {
-            "index": self._index, "game": self._game.game_id, "t": self._t, "obs": self._last_obs,
-            # returned as is by a restore (no state key to recompute); only this env's own keys (a wrapper
-            # may have added others to the same dict)
-            "info": {k: v for k, v in self._last_info.items() if k in _INFO_KEYS},
-            "commands": list(self._commands), "copy_steps": list(self._copy_steps), "token": token,
-            "plan": list(self._plan),
-        }
+        return snapshots.env_payload(self)
 
     def _restore_snapshot(self, payload: Any) -> tuple[str, dict[str, Any]]:
-        try:
-            index, commands, copies = int(payload["index"]), list(payload["commands"]), list(payload["copy_steps"])
-            game = self.games[index]
-            if game.game_id != payload["game"]:
-                raise ValueError(f"game {index} is {game.game_id!r}, not {payload['game']!r}")
-            obs, t, plan, token = str(payload["obs"]), int(payload["t"]), list(payload["plan"]), str(payload["token"])
-            info = dict(payload["info"])
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            raise SnapshotError(f"ALFWorld snapshot payload is malformed: {exc}") from exc
-        self._load(game)
-        self._index = index
-        engine = self._engine.unwrapped
-        if not snapshots.restore(engine, token):  # taken in another process (or evicted): replay
-            self._engine.reset()
-            per_point = Counter(copies)
-            for _ in range(per_point[0]):
-                snapshots.split(engine)
-            for i, command in enumerate(commands):
-                if command not in engine.state["admissible_commands"]:
-                    raise SnapshotError(f"ALFWorld snapshot replay: {command!r} is not admissible at step {i}")
-                self._engine.step(command)
-                for _ in range(per_point[i + 1]):
-                    snapshots.split(engine)
-        self._state = engine.state
-        self._t, self._commands, self._copy_steps, self._plan = t, commands, copies, plan
-        if info.get("task_id") != game.game_id:
-            raise SnapshotError("ALFWorld snapshot payload: its info belongs to another game")
-        return obs, info
+        return snapshots.restore_env(self, payload)
 
     @property
     def game(self) -> GameRef | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
 import threading
 from pathlib import Path
@@ -36,8 +37,20 @@ SEARCH_MARKER = "search[<query>]"
 
 OBSERVATION_MODES = ("text", "text_rich")
 _RENDER_CACHE_SIZE = 512
-"""Renderings of snapshotted pages kept per env for restores (a restore of a known page renders nothing)."""
+"""Renderings (and searches) of pages restored from other processes' snapshots kept per env."""
 _RENDERED_INFO = ("state_key", "obs_key", "admissible_actions", "task_id", "won", "score", "page")
+_INFO_VALUES = operator.itemgetter(*_RENDERED_INFO)
+_PAGE_CODE = {"search": "s", "results": "r", "item": "i", "sub": "u"}
+_PAGE_OF_CODE = {v: k for k, v in _PAGE_CODE.items()}
+_SUB_CODE = {name: str(i) for i, name in enumerate(P.SUB_PAGES)}
+_SUB_OF_CODE = {v: k for k, v in _SUB_CODE.items()}
+
+
+def _nat(text: str, what: str) -> int:
+    """A natural number written in at most 12 plain digits (``int()`` also takes ``+1``, `` 1``, ``1_0``)."""
+    if not (0 < len(text) <= 12 and text.isascii() and text.isdigit()):
+        raise SnapshotError(f"WebShopEnv snapshot payload: bad {what} {text[:20]!r}")
+    return int(text)
 _ACTION = re.compile(r"^\s*(search|click)\s*\[(.*)\]", re.IGNORECASE | re.DOTALL)
 r"""Name, ``[``, argument up to the LAST ``]``; text after it is ignored, as the original's
 ``(.+)\[(.+)\]`` match (``click[buy now] because it fits`` clicks Buy Now)."""
@@ -139,7 +152,10 @@ class WebShopEnv(CreditEnv):
         self._asin_ids: dict[str, int] | None = None
         self._config_key: tuple | None = None
         self._config_text = ""
-        self._render_cache: dict[tuple, tuple[P.Page, str, dict[str, Any]]] = {}
+        self._render_cache: dict[tuple, tuple[P.Page, str, tuple]] = {}
+        self._restored_results: dict[str, tuple[str, ...]] = {}
+        self._opt_codes: dict[str, dict[tuple[str, str], str]] = {}
+        self._visited_memo: tuple[Any, int, str, frozenset[str]] = (None, 0, "", frozenset())
 
     @property
     def num_tasks(self) -> int:
@@ -151,10 +167,10 @@ class WebShopEnv(CreditEnv):
         """The query as the state sees it: its indexed terms, sorted (all that decides the results)."""
         return " ".join(sorted(t for t in self.index.query_terms(query) if t in self.index.term_id))
 
-    def _search(self, query: str) -> tuple[str, list[str]]:
+    def _search(self, query: str) -> tuple[str, tuple[str, ...]]:
         """``(normalized query, top asins)`` of a query."""
         hits = self.index.search(query, k=SEARCH_RETURN_N)
-        return self.normalize_query(query), [self.catalog.products[i]["asin"] for i in hits]
+        return self.normalize_query(query), tuple([self.catalog.products[i]["asin"] for i in hits])
 
     def equivalent_state_keys(self, rng: np.random.Generator, n: int) -> list[str]:
         """``state_key`` of the current state reached with ``n`` surface variants of its query
@@ -190,7 +206,7 @@ class WebShopEnv(CreditEnv):
         self.goal = self.catalog.goals[self.goal_index]
         self._page_kind = "search"
         self._query = ""
-        self._results: list[str] = []
+        self._results: tuple[str, ...] = ()
         self._page_no = 0
         self._asin = ""
         self._options: dict[str, str] = {}
@@ -270,22 +286,15 @@ class WebShopEnv(CreditEnv):
 
     # -- snapshots -------------------------------------------------------------------------------
     def _snapshot_config(self) -> str:
-        """The configuration as one JSON string, rebuilt only when a setting changed (the base hashes
+        """The configuration as one JSON string, rebuilt only when a setting changed (the base compares
         it on every get_state/set_state; a string costs a fraction of a nested dict)."""
-        key = (
-            self.catalog.source,
-            self.catalog.fingerprint(),
-            len(self.catalog.goals),
-            self.split,
-            self.observation_mode,
-            self.max_steps,
-            self.show_attrs,
-            self.reward_rules,
-        )
+        key = (self.catalog, self.split, self.observation_mode, self.max_steps, self.show_attrs, self.reward_rules)
         if key != self._config_key:
+            c = self.catalog
+            values = (c.source, c.fingerprint(), len(c.goals), *key[1:])
             fields = ("catalog", "catalog_fingerprint", "n_goals", "split", "observation_mode", "max_steps")
             fields += ("show_attrs", "reward_rules")
-            self._config_key, self._config_text = key, json.dumps(dict(zip(fields, key)), sort_keys=True)
+            self._config_key, self._config_text = key, json.dumps(dict(zip(fields, values)), sort_keys=True)
         return self._config_text
 
     def _product_ids(self) -> dict[str, int]:
@@ -293,71 +302,150 @@ class WebShopEnv(CreditEnv):
             self._asin_ids = {p["asin"]: i for i, p in enumerate(self.catalog.products)}
         return self._asin_ids
 
+    def _option_codes(self, asin: str) -> dict[tuple[str, str], str]:
+        """``(option name, value) -> "i.j"`` of one product (name and value by position)."""
+        codes = self._opt_codes.get(asin)
+        if codes is None:
+            opts = self.catalog.by_asin[asin]["options"]
+            codes = self._opt_codes[asin] = {
+                (name, v): f"{i}.{j}" for i, (name, values) in enumerate(opts.items()) for j, v in enumerate(values)
+            }
+        return codes
+
+    def _visited_code(self, ids: dict[str, int]) -> tuple[set[str], int, str, frozenset[str]]:
+        """``(set, size, code, frozen copy)`` of the visited products: the code lists their indices, sorted,
+        comma-separated (``-``: none); kept while the set is the same object of the same size (it only ever
+        grows in place or is replaced)."""
+        vis = self._visited
+        cached = self._visited_memo
+        if cached[0] is not vis or cached[1] != len(vis):
+            code = ",".join(map(str, sorted(ids[a] for a in vis))) if vis else "-"
+            cached = self._visited_memo = (vis, len(vis), code, frozenset(vis))
+        return cached
+
+    def _snapshot_payload(self) -> tuple[bytes, tuple]:
+        """One line of text: ``goal page page_no product t valid options sub visited query`` (products by
+        catalog index, options as ``name.value`` positions, ``-`` for none) and ``\\x1f reason`` after an
+        invalid step with a reason. The search results are not in it: a restore searches the query again."""
+        ids = self._asin_ids or self._product_ids()
+        asin = self._asin
+        opts = ",".join(map(self._option_codes(asin).__getitem__, self._options.items())) if self._options else "-"
+        sub = _SUB_CODE[self._sub] if self._sub else "-"
+        info = self._last_info
+        valid = info["action_valid"]
+        reason = info.get("invalid_reason")
+        vis = self._visited_code(ids)
+        text = (f"{self.goal_index} {_PAGE_CODE[self._page_kind]} {self._page_no} {ids[asin] if asin else -1} "
+                f"{self._t} {1 if valid else 0} {opts} {sub} {vis[2]} {self._query}")
+        if reason is not None:
+            text += "\x1f" + reason
+        memo = (self.goal_index, self._page_kind, self._query, self._results, self._page_no, asin,
+                tuple(self._options.items()), self._sub, vis, self._t, valid, reason,
+                self._page, self._last_obs, _INFO_VALUES(info))
+        return text.encode(), memo
+
+    def _restore_snapshot(self, payload: Any) -> tuple[str, dict[str, Any]]:
+        if payload.__class__ is tuple:  # a snapshot this process took: its state, rendering and info as they were
+            (goal_index, self._page_kind, self._query, self._results, self._page_no, self._asin, opts,
+             self._sub, visited, self._t, valid, reason, self._page, obs, values) = payload
+            if goal_index != self.goal_index:
+                self.goal_index, self.goal = goal_index, self.catalog.goals[goal_index]
+            self._options, self._visited, self._score = dict(opts), set(visited[3]), 0.0
+            self._visited_memo = (self._visited, *visited[1:])
+            info = dict(zip(_RENDERED_INFO, values))
+            info["admissible_actions"] = list(info["admissible_actions"])
+        else:
+            obs, info, valid, reason = self._restore_bytes(payload)
+        info["action_valid"] = valid
+        if reason is not None:
+            info["invalid_reason"] = reason
+        return obs, info
+
+    def _restore_bytes(self, raw: bytes) -> tuple[str, dict[str, Any], bool, str | None]:
+        """Parse and check a snapshot from elsewhere; the state, rendering and info are rebuilt from the
+        catalog and the search index (nothing derived is read from the snapshot)."""
+        head, sep, reason = raw.decode().partition("\x1f")
+        parts = head.split(" ", 9)
+        if len(parts) != 10:
+            raise SnapshotError("WebShopEnv snapshot payload does not have its 10 fields")
+        g, code, page_no, asin_i, t, valid, opts, sub, vis, query = parts
+        goal_index, page_no, t = _nat(g, "goal"), _nat(page_no, "page number"), _nat(t, "step")
+        kind = _PAGE_OF_CODE.get(code)
+        if goal_index not in self.task_indices or kind is None:
+            raise SnapshotError(f"WebShopEnv snapshot payload: goal {goal_index} / page {code!r} not of this env")
+        deep = {"search": 0, "results": 0, "item": 1, "sub": 2}[kind]
+        if kind == "search" and page_no != 0 or kind != "search" and not 1 <= page_no <= t - deep:
+            raise SnapshotError(f"WebShopEnv snapshot payload: page number {page_no} impossible on a {kind} page "
+                                f"at step {t}")
+        if t >= self.max_steps:
+            raise SnapshotError(f"WebShopEnv snapshot payload: step {t} is past max_steps={self.max_steps}")
+        if valid not in ("0", "1") or (reason and valid == "1") or len(reason) > 500 or not reason.isprintable():
+            raise SnapshotError("WebShopEnv snapshot payload: bad valid flag or invalid-action reason")
+        if kind == "search" and query or kind != "search" and query != self.normalize_query(query):
+            raise SnapshotError(f"WebShopEnv snapshot payload: query {query[:80]!r} is not a normalized query")
+        results = self._search_memo(query) if kind != "search" else ()
+        products = self.catalog.products
+        lo = (page_no - 1) * P.RESULTS_PER_PAGE
+        if kind in ("item", "sub"):
+            a = products[_nat(asin_i, "product")]["asin"] if asin_i.isdigit() and int(asin_i) < len(products) else ""
+            if a not in results[lo: lo + P.RESULTS_PER_PAGE]:
+                raise SnapshotError("WebShopEnv snapshot payload: its product is not on its results page")
+        elif asin_i != "-1":
+            raise SnapshotError(f"WebShopEnv snapshot payload: a {kind} page has no product")
+        else:
+            a = ""
+        options = self._parse_options(a, opts)
+        subs = P.SUB_PAGES if self.show_attrs else P.SUB_PAGES[:3]
+        if kind == "sub" and sub not in _SUB_OF_CODE or kind != "sub" and sub != "-" or (
+                kind == "sub" and _SUB_OF_CODE[sub] not in subs):
+            raise SnapshotError(f"WebShopEnv snapshot payload: sub-page {sub!r:.20} on a {kind} page")
+        visited = set() if vis == "-" else {products[_nat(i, "visited product")]["asin"] if int(i) < len(products)
+                                            else "" for i in vis.split(",")}
+        if not visited <= set(results) or (a and a not in visited):
+            raise SnapshotError("WebShopEnv snapshot payload: visited products not among its results")
+        self.goal_index, self.goal = goal_index, self.catalog.goals[goal_index]
+        self._page_kind, self._query, self._results, self._page_no = kind, query, results, page_no
+        self._asin, self._options, self._sub, self._visited = a, options, _SUB_OF_CODE.get(sub, ""), visited
+        self._t, self._score = t, 0.0
+        hit = self._render_cache.get(self._render_key())
+        if hit is None:
+            obs, info = self._observe(reward_info=None, valid=valid == "1")
+            info.pop("action_valid")
+            info["obs_key"] = normalize_text(obs)
+            self._render_cache[self._render_key()] = (self._page, obs, _INFO_VALUES(info))
+            if len(self._render_cache) > _RENDER_CACHE_SIZE:
+                self._render_cache.pop(next(iter(self._render_cache)))
+        else:
+            self._page, obs, values = hit
+            info = dict(zip(_RENDERED_INFO, values))
+            info["admissible_actions"] = list(info["admissible_actions"])
+        return obs, info, valid == "1", reason if sep else None
+
+    def _parse_options(self, asin: str, code: str) -> dict[str, str]:
+        if code == "-":
+            return {}
+        if not asin:
+            raise SnapshotError("WebShopEnv snapshot payload: options without a product")
+        by_code = {c: nv for nv, c in self._option_codes(asin).items()}
+        pairs = [by_code.get(c) for c in code.split(",")]
+        if None in pairs or len({n for n, _ in pairs}) != len(pairs):
+            raise SnapshotError(f"WebShopEnv snapshot payload: options {code[:80]!r} are not the product's")
+        return dict(pairs)
+
+    def _search_memo(self, query: str) -> tuple[str, ...]:
+        """The results of a normalized query (searched again, remembered for the next restores)."""
+        hit = self._restored_results.get(query)
+        if hit is None:
+            hit = self._restored_results[query] = self._search(query)[1]
+            if len(self._restored_results) > _RENDER_CACHE_SIZE:
+                self._restored_results.pop(next(iter(self._restored_results)))
+        return hit
+
     def _render_key(self) -> tuple:
         """What the rendered page depends on (the done page is never snapshotted)."""
         visited = tuple(sorted(self._visited)) if self.observation_mode == "text_rich" else ()
         opts = tuple(sorted(self._options.items()))
         return (self.goal_index, self._state_key(), opts, visited)
-
-    def _remember_render(self, obs: str, info: dict[str, Any]) -> None:
-        """Keep the current page's rendering for restores (bounded, most recent first out)."""
-        if "obs_key" not in info:
-            info["obs_key"] = normalize_text(obs)
-        cache = self._render_cache
-        cache[self._render_key()] = (self._page, obs, {k: info[k] for k in _RENDERED_INFO})
-        if len(cache) > _RENDER_CACHE_SIZE:
-            cache.pop(next(iter(cache)))
-
-    def _snapshot_payload(self) -> dict[str, Any]:
-        ids = self._product_ids()
-        self._remember_render(self._last_obs, self._last_info)
-        return {
-            "goal": self.goal_index,
-            "page": self._page_kind,
-            "query": self._query,
-            "results": [ids[a] for a in self._results],
-            "page_no": self._page_no,
-            "asin": ids[self._asin] if self._asin else -1,
-            "options": self._options,
-            "sub": self._sub,
-            "visited": sorted(ids[a] for a in self._visited),
-            "t": self._t,
-            "score": self._score,
-            "valid": bool(self._last_info.get("action_valid", True)),
-            "invalid_reason": self._last_info.get("invalid_reason"),
-        }
-
-    def _restore_snapshot(self, payload: Any) -> tuple[str, dict[str, Any]]:
-        try:
-            goal_index = int(payload["goal"])
-            if goal_index not in self.task_indices or payload["page"] not in P.PAGE_KINDS:
-                raise ValueError(f"goal {goal_index} / page {payload['page']!r} not of this env")
-            products = self.catalog.products
-            asin = int(payload["asin"])
-            ids = [*payload["results"], *payload["visited"], asin]
-            if min(ids) < -1 or max(ids) >= len(products) or min(ids[:-1], default=0) < 0:
-                raise ValueError("product index out of range")
-            self.goal_index, self.goal = goal_index, self.catalog.goals[goal_index]
-            self._page_kind, self._query = payload["page"], str(payload["query"])
-            self._results = [products[i]["asin"] for i in payload["results"]]
-            self._page_no = int(payload["page_no"])
-            self._asin = products[asin]["asin"] if asin >= 0 else ""
-            self._options, self._sub = dict(payload["options"]), str(payload["sub"])
-            self._visited = {products[i]["asin"] for i in payload["visited"]}
-            self._t, self._score = int(payload["t"]), float(payload["score"])
-            valid = bool(payload["valid"])
-            hit = self._render_cache.get(self._render_key())
-            if hit is None:
-                obs, info = self._observe(reward_info=None, valid=valid)
-                self._remember_render(obs, info)
-            else:
-                self._page, obs, base = hit
-                info = {**base, "admissible_actions": list(base["admissible_actions"]), "action_valid": valid}
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            raise SnapshotError(f"WebShopEnv snapshot payload is not valid: {exc}") from exc
-        if payload.get("invalid_reason") is not None:
-            info["invalid_reason"] = payload["invalid_reason"]
-        return obs, info
 
     def _click(self, el: P.Element) -> dict[str, Any] | None:
         kind, text = self._page_kind, el.text
@@ -367,7 +455,7 @@ class WebShopEnv(CreditEnv):
         elif el.kind == P.OPTION:
             self._options[el.option_name] = text
         elif text == P.BACK_TO_SEARCH:  # a new session page, as the original: visited marks go too
-            self._page_kind, self._query, self._results, self._page_no = "search", "", [], 0
+            self._page_kind, self._query, self._results, self._page_no = "search", "", (), 0
             self._asin, self._options, self._sub = "", {}, ""
             self._visited = set()
         elif text == P.NEXT_PAGE:
