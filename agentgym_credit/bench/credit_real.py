@@ -7,7 +7,8 @@ copies 0..N−1 are an N-rollout collect). ``scored`` rows of the smallest N's c
 Monte-Carlo truth (:func:`agentgym_credit.truth.montecarlo.estimate`, continuations on the collector's
 backend); every estimator at every N is then scored on those same rows. The tree estimator gets
 its own collect per N (the same roots, via the same seeds, plus ``N/2`` trajectories' worth of
-branches: :class:`~agentgym_credit.wrappers.branching.BranchConfig`), so it spends 1.5x the env steps.
+branches: :class:`~agentgym_credit.wrappers.branching.BranchConfig`), so it spends 1.5x the env steps
+(run on the sync backend: the seeding makes every backend give the same rollouts).
 
 Metrics per (env, policy, N, estimator), each with a 95% group-bootstrap interval (clusters = rollout
 groups): Pearson r with Â^π, the same r disattenuated for the truth's Monte-Carlo noise
@@ -126,8 +127,8 @@ class RealConfig:
     envs: tuple[str, ...] = ("alfworld-gen", "alfworld-dev", "webshop")
     policies: tuple[str, ...] = tuple(POLICIES)
     sizes: tuple[int, ...] = (4, 8)
-    groups: dict[str, int] = field(default_factory=lambda: {"alfworld-gen": 6, "alfworld-dev": 6, "webshop": 16})
-    scored: dict[str, int] = field(default_factory=lambda: {"alfworld-gen": 48, "alfworld-dev": 48, "webshop": 96})
+    groups: dict[str, int] = field(default_factory=lambda: {"alfworld-gen": 8, "alfworld-dev": 8, "webshop": 24})
+    scored: dict[str, int] = field(default_factory=lambda: {"alfworld-gen": 36, "alfworld-dev": 36, "webshop": 120})
     k: int = 6
     k_rest: int = 6
     top: int = 1
@@ -135,7 +136,7 @@ class RealConfig:
     history_depth: int = 3
     backend: str = "subprocess"
     workers: int = 2
-    slots: int = 32
+    slots: dict[str, int] = field(default_factory=lambda: {"alfworld-gen": 8, "alfworld-dev": 8, "webshop": 32})
     seed: int = 0
     bootstrap: int = 400
     synthetic_rows: int = 80
@@ -149,7 +150,7 @@ class RealConfig:
         base: dict[str, Any] = dict(
             envs=("alfworld-gen", "webshop"), policies=("eps-expert(0.3)",), sizes=(2, 4),
             groups={"alfworld-gen": 2, "webshop": 4}, scored={"alfworld-gen": 6, "webshop": 12}, k=3, k_rest=2,
-            backend="sync", workers=1, slots=16, bootstrap=100, synthetic_rows=30,
+            backend="sync", workers=1, bootstrap=100, synthetic_rows=30,
             synthetic_tasks=("credit/GridWorld-v0",), quick=True)
         base.update(kw)
         return cls(**base)
@@ -311,7 +312,7 @@ def run_cell(cfg: RealConfig, env: EnvSpec, pol_name: str) -> dict[str, Any]:
         _log(cfg, f"{env.name} / {pol_name}: {len(batch)} steps collected, scoring {len(rows)} rows")
         t1 = time.perf_counter()
         mc = MCConfig(k=cfg.k, k_rest=cfg.k_rest, top=cfg.top, gamma=cfg.gamma, max_steps=env.max_steps,
-                      slots=cfg.slots, seed=cfg.seed)
+                      slots=cfg.slots.get(env.name, 16), seed=cfg.seed)
         truth = estimate(col.backend, batch, rows, pol, mc)
         mc_seconds = time.perf_counter() - t1
     _log(cfg, f"{env.name} / {pol_name}: truth in {mc_seconds:.0f} s, {int(truth.env_steps.sum())} env steps")
@@ -332,7 +333,7 @@ def run_cell(cfg: RealConfig, env: EnvSpec, pol_name: str) -> dict[str, Any]:
             est, raw = np.asarray(f(steps))[sub_rows], np.asarray(fraw(steps))[sub_rows]
             results.append({"env": env.name, "policy": pol_name, "N": n, "estimator": name,
                             **_metrics(est, raw, truth, ret, clusters)})
-        with GroupedRolloutCollector(env.factory, group_size=n, **mk) as tcol:
+        with GroupedRolloutCollector(env.factory, group_size=n, **{**mk, "backend": "sync"}) as tcol:
             tb = tcol.collect(rp, tasks=tasks, seeds=seeds,
                               branch=BranchConfig(budget_trajectories=n / 2, rule="uniform", gamma=cfg.gamma,
                                                   seed=cfg.seed))

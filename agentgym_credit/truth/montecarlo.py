@@ -186,13 +186,15 @@ def _check_pi(policy: SnapshotPolicy, obs: str, info: Mapping[str, Any], recorde
 
 
 def replay_snapshots(backend: Backend, batch: Any, rows: Sequence[int], policy: SnapshotPolicy,
-                     slots: int = 32) -> tuple[dict[int, bytes], dict[int, tuple[list[str], np.ndarray]], int]:
+                     slots: int = 32) -> tuple[dict[int, bytes], dict[int, tuple[list[str], np.ndarray]], int,
+                                               dict[int, int]]:
     """Snapshots and π(·|s_t) of ``rows`` (root rows of a collector batch with ``pi_digest`` extras).
 
     Each trajectory holding a scored row is reset with its group's seed, its task and its copy (as the
     collector did) and its recorded actions are replayed; the state hash must match the record at every
     step (:class:`ReplayMismatch` otherwise) and π's distribution at the scored states must match the
-    recorded digest (:class:`PolicyNotMarkov`). Returns (snapshot by row, (actions, probs) by row, steps).
+    recorded digest (:class:`PolicyNotMarkov`). Returns (snapshot by row, (actions, probs) by row, steps,
+    the worker that took each row's snapshot).
     """
     tr = batch.traj
     want: dict[int, dict[int, int]] = {}
@@ -207,13 +209,15 @@ def replay_snapshots(backend: Backend, batch: Any, rows: Sequence[int], policy: 
     first = {int(trajs[s]): int(s) for s in starts}
     snaps: dict[int, bytes] = {}
     dists: dict[int, tuple[list[str], np.ndarray]] = {}
+    where: dict[int, int] = {}
     steps = 0
     todo = sorted(want)
     for c0 in range(0, len(todo), slots):
         chunk = todo[c0:c0 + slots]
         slot_of = {j: SLOT_BASE + i for i, j in enumerate(chunk)}
         res = _per_worker(backend, "reset", [slot_of[j] for j in chunk],
-                          [(int(tr.seed[j]), {"task": tr.task_id[j]}, int(tr.copy[j])) for j in chunk], snapshot=True)
+                          [(int(tr.seed[j]), {"task": tr.task_id[j]}, int(tr.copy[j])) for j in chunk],
+                          snapshot=any(0 in want[j] for j in chunk))
         t = 0
         live = list(chunk)
         while live:
@@ -233,6 +237,7 @@ def replay_snapshots(backend: Backend, batch: Any, rows: Sequence[int], policy: 
                         raise SnapshotUnsupported(f"Monte-Carlo truth needs env snapshots: {snap}")
                     r = want[j][t]
                     snaps[r] = snap
+                    where[r] = slot_of[j] % backend.num_workers
                     ex = batch.extras[r] if batch.extras is not None else {}
                     dists[r] = _check_pi(policy, out[0], out[4], ex.get("pi_digest"), f"replayed row {r}")
                 if t + 1 <= max(want[j]):
@@ -240,11 +245,12 @@ def replay_snapshots(backend: Backend, batch: Any, rows: Sequence[int], policy: 
             if not nxt:
                 break
             acts = [batch.action[int(order[first[j] + t])] for j in nxt]
-            res = _per_worker(backend, "step", [slot_of[j] for j in nxt], acts, snapshot=True)
+            res = _per_worker(backend, "step", [slot_of[j] for j in nxt], acts,
+                              snapshot=any(t + 1 in want[j] for j in nxt))  # snapshots only where needed
             steps += len(nxt)
             live = nxt
             t += 1
-    return snaps, dists, steps
+    return snaps, dists, steps, where
 
 
 @dataclass
@@ -253,21 +259,29 @@ class _Job:
     first: str
     seed: int
     digest: str | None
+    worker: int = 0  # the worker that took the snapshot: a restore there is the env's fast path
 
 
 def run_continuations(backend: Backend, policy: SnapshotPolicy, jobs: Sequence[_Job], gamma: float,
                       max_steps: int, slots: int) -> tuple[np.ndarray, np.ndarray]:
     """Discounted return and env steps of each job: restore its snapshot (RNG ``copy_rng(seed, 0)``), take
-    its first action, then follow π until the env ends the episode or ``max_steps`` steps."""
+    its first action, then follow π until the env ends the episode or ``max_steps`` steps.
+
+    A job runs on a slot of the worker that took its snapshot (``job.worker``): an env restores a
+    snapshot of its own process without replaying it (ALFWorld). Jobs start in their order, so jobs of
+    one state (and one game) share slots."""
     n = len(jobs)
+    nw = backend.num_workers
     ret, steps = np.zeros(n), np.zeros(n, dtype=np.int64)
-    pending = list(range(n - 1, -1, -1))
-    free = [SLOT_BASE + i for i in range(slots - 1, -1, -1)]
+    pending: list[list[int]] = [[i for i in range(n - 1, -1, -1) if jobs[i].worker % nw == w] for w in range(nw)]
+    per = max(1, slots // nw)
+    free = [[SLOT_BASE + w + nw * i for i in range(per - 1, -1, -1)] for w in range(nw)]
     active: dict[int, list[Any]] = {}  # slot -> [job, discount, next action, rng]
-    while pending or active:
+    while any(pending) or active:
         start = []
-        while pending and free:
-            start.append((free.pop(), pending.pop()))
+        for w in range(nw):
+            while pending[w] and free[w]:
+                start.append((free[w].pop(), pending[w].pop()))
         if start:
             res = _per_worker(backend, "restore", [s for s, _ in start],
                               [(jobs[i].snapshot, jobs[i].seed, 0) for _, i in start])
@@ -290,7 +304,7 @@ def run_continuations(backend: Backend, policy: SnapshotPolicy, jobs: Sequence[_
             steps[i] += 1
             if out[2] or out[3] or steps[i] >= max_steps:
                 del active[s]
-                free.append(s)
+                free[s % nw].append(s)
                 continue
             acts, p = policy.distribution(out[0], out[4])
             job[2] = acts[int(job[3].choice(len(p), p=np.asarray(p, dtype=np.float64)))]
@@ -305,20 +319,20 @@ def _stratum(x: np.ndarray, v_row: float) -> tuple[float, float, int]:
 
 
 def estimate(backend: Backend, batch: Any, rows: Sequence[int], policy: SnapshotPolicy,
-             cfg: MCConfig = MCConfig(), progress: Callable[[int, int], None] | None = None) -> StepTruth:
+             cfg: MCConfig = MCConfig()) -> StepTruth:
     """Monte-Carlo Q^π, V^π, A^π (95% intervals) of ``rows`` of ``batch`` (module docstring).
 
     ``batch`` is a :class:`~agentgym_credit.wrappers.rollout_batch.RolloutBatch` collected with
     :class:`~agentgym_credit.truth.policies.RolloutPolicy` of the same ``policy`` on an env whose worker
-    runs on ``backend`` (e.g. ``collector.backend``). Rows are processed in chunks of ``4 * cfg.slots``
-    jobs' worth; ``progress(done, total)`` is called after each.
+    runs on ``backend`` (e.g. ``collector.backend``).
     """
     rows = [int(r) for r in rows]
-    snaps, dists, replay = replay_snapshots(backend, batch, rows, policy, cfg.slots)
+    snaps, dists, replay, where = replay_snapshots(backend, batch, rows, policy, cfg.slots)
     rng = np.random.default_rng([cfg.seed, 17])
-    plans = []  # per row: (actions evaluated, pi of each, rest mass, job index ranges)
+    plans: list[Any] = [None] * len(rows)  # per row: (actions evaluated, pi of each, rest mass, job index ranges)
     jobs: list[_Job] = []
-    for r in rows:
+    for i in sorted(range(len(rows)), key=lambda i: (where[rows[i]], str(batch.task_id[rows[i]]), rows[i])):
+        r = rows[i]  # rows of one worker and one game together: their jobs share slots and loaded games
         acts, p = dists[r]
         digest = (batch.extras[r] or {}).get("pi_digest") if batch.extras is not None else None
         taken = acts.index(batch.action[r])
@@ -330,22 +344,15 @@ def estimate(backend: Backend, batch: Any, rows: Sequence[int], policy: Snapshot
         spans = []
         for a in ev:
             j0 = len(jobs)
-            jobs += [_Job(snaps[r], acts[a], int(rng.integers(1 << 62)), digest) for _ in range(cfg.k)]
+            jobs += [_Job(snaps[r], acts[a], int(rng.integers(1 << 62)), digest, where[r]) for _ in range(cfg.k)]
             spans.append((j0, len(jobs)))
         j0 = len(jobs)
         if mass > 1e-12 and cfg.k_rest > 0:
             pr = np.where(rest, p, 0.0) / mass
-            jobs += [_Job(snaps[r], acts[int(rng.choice(len(p), p=pr))], int(rng.integers(1 << 62)), digest)
+            jobs += [_Job(snaps[r], acts[int(rng.choice(len(p), p=pr))], int(rng.integers(1 << 62)), digest, where[r])
                      for _ in range(cfg.k_rest)]
-        plans.append((acts, p, ev, mass, spans, (j0, len(jobs))))
-    ret = np.zeros(len(jobs))
-    steps = np.zeros(len(jobs), dtype=np.int64)
-    chunk = 4 * cfg.slots
-    for c0 in range(0, len(jobs), chunk):
-        ret[c0:c0 + chunk], steps[c0:c0 + chunk] = run_continuations(
-            backend, policy, jobs[c0:c0 + chunk], cfg.gamma, cfg.max_steps, cfg.slots)
-        if progress is not None:
-            progress(min(c0 + chunk, len(jobs)), len(jobs))
+        plans[i] = (acts, p, ev, mass, spans, (j0, len(jobs)))
+    ret, steps = run_continuations(backend, policy, jobs, cfg.gamma, cfg.max_steps, cfg.slots)
     n = len(rows)
     span = float(ret.max() - ret.min()) if len(ret) else 0.0  # the range of the returns seen in this call
     out = StepTruth(np.array(rows, dtype=np.int64), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n),
