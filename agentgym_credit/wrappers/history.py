@@ -180,12 +180,13 @@ class HistoryFingerprint(gym.Wrapper[str, str, str, str]):
                                 "env.unwrapped.set_state takes the env's own)")
         n = int(parts[1])
         _, window = _snapshot.unpack(rest[:n], type(self).__name__, self._window_config())
-        try:
-            carry, levels, t = [int(z) for z in window["carry"]], [int(z) for z in window["levels"]], int(window["t"])
-        except (TypeError, KeyError, ValueError) as exc:
-            raise SnapshotError(f"HistoryFingerprint snapshot window is malformed: {exc}") from None
-        if len(carry) != self.depth + 1 or len(levels) != self.depth + 1:
+        w = _snapshot.fields(window, "HistoryFingerprint", {"carry", "levels", "t"})
+        t = _snapshot.nat(w["t"], "history step")
+        if w["carry"].__class__ is not list or w["levels"].__class__ is not list or not (
+                len(w["carry"]) == len(w["levels"]) == self.depth + 1):
             raise SnapshotError("HistoryFingerprint snapshot window has the wrong number of levels")
+        carry = [_snapshot.nat(z, "history fingerprint", 2**64) for z in w["carry"]]
+        levels = [_snapshot.nat(z, "history fingerprint", 2**64) for z in w["levels"]]
         obs, info = self.env.unwrapped.set_state(rest[n:])
         _mark_reset(self.env, obs, info)
         self._carry, self._levels, self._t = carry, np.array(levels, dtype=_U64), t

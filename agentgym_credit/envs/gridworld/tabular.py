@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from agentgym_credit.envs import snapshot as _snapshot
 from agentgym_credit.envs.base import CreditEnv, resolve_task
 from agentgym_credit.envs.gridworld.model import TabularModel
 from agentgym_credit.envs.snapshot import config_fingerprint
@@ -340,6 +341,7 @@ class TabularTextEnv(CreditEnv):
             self._view = None
             return c.model.observations[ns], r, term, truncated and not term, info
         self._view, info["obs_key"] = view
+        self._view_action = action  # what a snapshot keeps: the answer is computed again on restore
         return self._view, r, term, truncated and not term, info
 
     def _canonical(self, action: str) -> str:
@@ -385,28 +387,40 @@ class TabularTextEnv(CreditEnv):
         info = self._last_info
         return {"task": self.task_index(self._task.task_id), "s": int(self._s),
                 "t": int(self._t), "valid": bool(info.get("action_valid", True)), "reset": "task_index" in info,
-                "view": self._view}
+                "view": self._view_action if self._view is not None else None}
 
     def _restore_snapshot(self, payload: Any) -> tuple[str, dict[str, Any]]:
-        try:
-            i, s, t = (payload[k] for k in ("task", "s", "t"))
-            valid, at_reset = bool(payload["valid"]), bool(payload["reset"])
-        except (TypeError, KeyError) as exc:
-            raise SnapshotError(f"{type(self).__name__} snapshot payload lacks {exc}") from None
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (i, s, t)) or not 0 <= i < self.n_tasks:
-            raise SnapshotError(f"{type(self).__name__} snapshot payload has a bad task/state/step: {payload!r:.200}")
+        """Every field checked (exact types and ranges; the state must still have actions); the observation,
+        including a ``look``/``inventory`` answer, is computed again from the model, never read from the
+        snapshot (which holds the command played, not its answer)."""
+        name = type(self).__name__
+        p = _snapshot.fields(payload, name, {"task", "s", "t", "valid", "reset", "view"})
+        i = _snapshot.nat(p["task"], "task", self.n_tasks)
         c = self._compiled(i)
-        if not 0 <= s < c.model.n_states or not 0 <= t < self.max_steps:
-            raise SnapshotError(f"{type(self).__name__} snapshot payload has state {s} / step {t} out of range")
-        view = payload.get("view")
-        if view is not None and not isinstance(view, str):
-            raise SnapshotError(f"{type(self).__name__} snapshot payload has a bad view text: {view!r:.200}")
+        s = _snapshot.nat(p["s"], "state", c.model.n_states)
+        t = _snapshot.nat(p["t"], "step", self.max_steps)
+        valid, at_reset = _snapshot.flag(p["valid"], "valid"), _snapshot.flag(p["reset"], "reset")
+        action = _snapshot.text(p["view"], "information command", self.max_action_length, optional=True)
+        if not c.model.actions[s] or (at_reset and (t != 0 or not valid or action is not None)):
+            raise SnapshotError(f"{name} snapshot payload: state {s} at step {t} cannot be a running episode's")
+        view = None
+        self._task, self._s = c, s  # the answer of an information command reads them
+        if action is not None:
+            k = c.action_index[s].get(action)
+            k = c.action_index[s].get(self._canonical(action)) if k is None else k
+            answer = None
+            if k is not None and c.model.actions[s][k] in self.information_actions and valid:
+                answer = self._memo_describe(c.task_id, s, action)
+            if answer is None:
+                raise SnapshotError(f"{name} snapshot payload: {action[:80]!r} is no information command in state {s}")
+            view = answer[0]
         self._task, self._s, self._t, self._won, self._view = c, s, t, c.won[s], view
+        self._view_action = action
         info = self._info(s, valid)
         if at_reset:
             info["task_index"] = i
         if view is not None:
-            info["obs_key"] = normalize_text(view)
+            info["obs_key"] = answer[1]
             return view, info
         return c.model.observations[s], info
 
