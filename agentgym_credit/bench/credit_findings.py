@@ -263,7 +263,8 @@ def _aliased(ev: Evidence, cfg: CreditBenchConfig) -> list[str]:
             f"obs_key anchors pool the with-key and without-key states, so more steps find a group (nonzero share "
             f"{_pct(nz['gigpo[obs]·A^S'])} vs {_pct(nz['gigpo[state]·A^S'])}); bias: obs_key "
             f"{_ci(*ev.mean_bias(cells, 'gigpo[obs]·A^S'), 4)} vs state_key "
-            f"{_ci(*ev.mean_bias(cells, 'gigpo[state]·A^S'), 4)} reward units (pooled over cells); obs_key anchors "
+            f"{_ci(*ev.mean_bias(cells, 'gigpo[state]·A^S'), 4)} reward units (pooled over cells; paired "
+            f"{_d(ev, cells, 'gigpo[obs]·A^S', 'gigpo[state]·A^S')[2]}); obs_key anchors "
             f"have the lower bias in {bt.wins} cells, the higher in {bt.losses}, tie in {bt.ties} of {bt.total}."]
 
 
@@ -428,21 +429,81 @@ def calibration_lines(calib: dict[str, float] | None) -> list[str]:
             f"excludes 0 in {calib['power']:.1%} of replicates."]
 
 
+def _d(ev: Evidence, cells: Sequence[Cell], a: str, b: str) -> tuple[float, float, str]:
+    d, h = ev.bias2_diff(cells, a, b)
+    return d, h, f"bias² {a} − {b} = {d:+.5f} ± {h:.5f}"
+
+
+def _check_obs_bias(ev: Evidence, cfg: CreditBenchConfig) -> tuple[bool | None, str]:
+    d, h, txt = _d(ev, ev.cells(["aliased"]), "gigpo[obs]·A^S", "gigpo[state]·A^S")
+    return (d - h > 0 if math.isfinite(h) else None), txt
+
+
+def _check_hgpo_window(ev: Evidence, cfg: CreditBenchConfig) -> tuple[bool | None, str]:
+    wpols = [p for p in cfg.policies if POLICIES[p].kind == "window"]
+    bt = bias_tally(ev, ev.cells(cfg.tasks, wpols), "hgpo·A^H", "gigpo[state]·A^S")
+    return (bt.wins == 0 if bt.total else None), bt.text()
+
+
+def _check_loo(ev: Evidence, cfg: CreditBenchConfig) -> tuple[bool | None, str]:
+    cells = ev.cells(cfg.tasks)
+    terms = [_d(ev, cells, f"{x} loo", x) for x in ("gigpo[state]·A^S", "hgpo·A^H")]
+    levels = [_d(ev, cells, f"A_{k} loo", f"A_{k}") for k in range(cfg.history_depth + 1)]
+    if not all(math.isfinite(t[1]) for t in terms):
+        return None, "no interval"
+    lower = all(d + h < 0 for d, h, _ in terms)
+    deepest = bool(levels) and min(range(len(levels)), key=lambda k: levels[k][0]) == len(levels) - 1
+    return lower and deepest, "; ".join(t[2] for t in terms) + f"; largest drop at level " \
+        f"{min(range(len(levels)), key=lambda k: levels[k][0]) if levels else '–'}"
+
+
+def _check_norm(ev: Evidence, cfg: CreditBenchConfig) -> tuple[bool | None, str]:
+    cells = ev.cells(cfg.tasks)
+    out, ok = [], True
+    for a, b in (("gigpo[state]·A^S mean", "gigpo[state]·A^S"), ("hgpo·A^H mean", "hgpo·A^H")):
+        pt = tally(ev, cells, a, b)
+        if not pt.total:
+            return None, "not scored"
+        ok &= ev.mean_metric(cells, a)[0] > ev.mean_metric(cells, b)[0] and pt.wins > pt.losses
+        out.append(f"{a}: {pt.wins} wins, {pt.losses} losses")
+    return ok, "; ".join(out)
+
+
+def _check_obs_depth(ev: Evidence, cfg: CreditBenchConfig) -> tuple[bool | None, str]:
+    k = cfg.history_depth
+    d, h, txt = _d(ev, ev.cells(["aliased"]), f"A_{k}[obs]", "A_0[obs]")
+    return (d + h < 0 if math.isfinite(h) else None), txt
+
+
+def _check_graph(ev: Evidence, cfg: CreditBenchConfig) -> tuple[bool | None, str]:
+    cells = ev.cells(cfg.tasks)
+    out, ok, seen = [], True, False
+    for name in ("graph", "graphgpo", "gagpo"):
+        pt = tally(ev, cells, name, "gigpo[state]")
+        if pt.total:
+            seen = True
+            ok &= ev.mean_metric(cells, name)[0] > ev.mean_metric(cells, "gigpo[state]")[0] and pt.wins > 0 \
+                and pt.losses == 0
+            out.append(f"{name}: {pt.wins} wins, {pt.losses} losses")
+    return (ok if seen else None), "; ".join(out) or "not registered"
+
+
 PREDICTIONS = (
-    "Pooled and paired, obs_key anchors keep a higher bias than state_key anchors on the aliased task "
-    "(the interval of the bias² difference excludes 0).",
-    "HGPO's A^H over state_key history has no lower bias than GiGPO's A^S on the history-window policies once "
-    "the tally is Holm-corrected (the earlier 2 wins of 32 cells were within noise).",
-    "loo=True lowers the pooled bias of GiGPO's A^S and HGPO's A^H (negative paired bias² difference), the "
-    "most at the deepest HGPO level; per cell it is rarely decided.",
-    "step_norm=\"mean\" has a higher Pearson r than \"mean_std\" on average (an outside run: +0.02 to +0.09 per "
-    "cell), with more Holm-corrected wins than losses.",
-    "On the aliased task the obs-keyed level bias A_k[obs] falls from level 0 to level 3 (pooled, paired).",
-    "The graph estimators (when registered), graph's certainty-equivalence TD above all, reach a higher mean "
-    "Pearson r than GiGPO's full advantage, with Holm-corrected wins and no losses.",
+    ("Pooled and paired, obs_key anchors keep a higher bias than state_key anchors on the aliased task "
+     "(the interval of the bias² difference excludes 0).", _check_obs_bias),
+    ("HGPO's A^H over state_key history has no lower bias than GiGPO's A^S on the history-window policies once "
+     "the tally is Holm-corrected (the earlier 2 wins of 32 cells were within noise).", _check_hgpo_window),
+    ("loo=True lowers the pooled bias of GiGPO's A^S and HGPO's A^H (negative paired bias² difference), the "
+     "most at the deepest HGPO level; per cell it is rarely decided.", _check_loo),
+    ("step_norm=\"mean\" has a higher Pearson r than \"mean_std\" on average (an outside run: +0.02 to +0.09 per "
+     "cell), with more Holm-corrected wins than losses.", _check_norm),
+    ("On the aliased task the obs-keyed level bias A_k[obs] falls from level 0 to level 3 (pooled, paired).",
+     _check_obs_depth),
+    ("The graph estimators (when registered), graph's certainty-equivalence TD above all, reach a higher mean "
+     "Pearson r than GiGPO's full advantage, with Holm-corrected wins and no losses.", _check_graph),
 )
 """Predictions for the rerun with pooled summaries, Holm tallies and the loo/step_norm variants, written
-before that run (rendered at the head of the findings)."""
+before that run, each with the check the report applies (rendered at the head of the findings)."""
 
 
 def findings(cfg: CreditBenchConfig, res: BenchResult, calib: dict[str, float] | None = None) -> list[str]:
@@ -454,8 +515,12 @@ def findings(cfg: CreditBenchConfig, res: BenchResult, calib: dict[str, float] |
              "differs it is given too. A bias over many cells is the cells' signed bias² pooled into one "
              "estimate with one delete-one-rollout-group jackknife (not a mean of per-cell biases). ± is a 95% "
              "interval.", ""]
-    lines += ["Predictions written before this run (check each against the findings below):", ""]
-    lines += [f"{i}. {p}" for i, p in enumerate(PREDICTIONS, 1)] + [""]
+    lines += ["Predictions (committed before the first full run that reported them) and what this run says:", ""]
+    for i, (text, check) in enumerate(PREDICTIONS, 1):
+        held, why = check(ev, cfg)
+        verdict = "not checked" if held is None else ("**held**" if held else "**failed**")
+        lines.append(f"{i}. {text} — {verdict} ({why})")
+    lines.append("")
     lines += calibration_lines(calib)
     for part in (_episode_vs_step, _aliased, _window_policies, _observation_history, _loo_and_norm, _graph,
                  _references):
