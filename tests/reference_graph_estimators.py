@@ -70,86 +70,130 @@ def _solve(a, b):
 
 
 def ref_graph(steps, *, gamma=0.95, lam=0.0, key="state_key", level=0, scope="group", time_aware=False,
-              truncation="zero", loops="auto", shrink=0.0, episode=0.0, invalid_penalty=0.0,
+              truncation="zero", loops="auto", backoff=4.0, shrink=1.0, episode=0.0, invalid_penalty=0.0,
               propagate_penalty=False):
     if loops == "auto":
         loops = "none" if key == "state_key" else "split"
-    n = steps.n
-    tr = _trajs(steps)
-    valid = steps.valid.tolist()
-    pen = [0.0 if valid[i] else invalid_penalty for i in range(n)]
-    rew = [float(steps.reward[i]) + (pen[i] if propagate_penalty else 0.0) for i in range(n)]
-    term = (steps.done if steps.terminated is None else steps.terminated).tolist()
-    final_col = None
-    if truncation == "bootstrap" and key != "history":
-        c = steps.final_state_key if key == "state_key" else steps.final_obs_key
-        final_col = None if c is None else c.tolist()
-    node, nxt, loop = {}, {}, {}
-    for rows in tr.values():
-        count = 0
-        for pos, i in enumerate(rows):
-            sc = int(steps.group_id[i]) if scope == "group" else 0
-            k = _key(steps, key, level, i)
-            if pos + 1 < len(rows):
-                kn = _key(steps, key, level, rows[pos + 1])
-            else:
-                kn = final_col[i] if final_col is not None else MISSING
-            loop[i] = valid[i] and kn != MISSING and kn == k
-            c_here = count
-            if loops == "split" and loop[i]:
-                count += 1
-            t = int(steps.t[i])
-            node[i] = (sc, k, c_here if loops == "split" else 0, t if time_aware else 0)
-            nxt_t = (sc, kn, count if loops == "split" else 0, t + 1 if time_aware else 0)
-            if pos + 1 < len(rows):
-                nxt[i] = nxt_t
-            elif term[i] or truncation == "zero" or kn == MISSING:
-                nxt[i] = None
-            else:
-                nxt[i] = nxt_t
-    at = {}
-    for i in range(n):
-        at.setdefault(node[i], []).append(i)
-    for i in range(n):
-        if nxt[i] is not None and nxt[i] not in at:
-            nxt[i] = None  # bootstrap only to nodes acted in
-    v = {}
-    for sc in sorted({u[0] for u in at}):  # one system per scope (nodes never link across scopes)
-        nodes = sorted(u for u in at if u[0] == sc)
-        idx = {u: j for j, u in enumerate(nodes)}
-        a = [[0.0] * len(nodes) for _ in nodes]
-        b = [0.0] * len(nodes)
-        for u in nodes:
-            ju = idx[u]
-            a[ju][ju] += 1.0
-            for i in at[u]:
-                b[ju] += rew[i] / len(at[u])
-                if nxt[i] is not None:
-                    a[ju][idx[nxt[i]]] -= gamma / len(at[u])
-        v.update(zip(nodes, _solve(a, b)))
-    nodes = list(at)
-    if shrink > 0:
-        ret = _disc_returns(steps, tr, gamma, rew)
-        base = {}
+    if loops == "split" and backoff > 0:
+        opts = dict(gamma=gamma, key=key, level=level, scope=scope, time_aware=time_aware, truncation=truncation)
+        v_split, node_s, _ = _values(steps, loops="split", invalid_penalty=invalid_penalty,
+                                     propagate_penalty=propagate_penalty, **opts)
+        v_base, node_b, _ = _values(steps, loops="none", invalid_penalty=invalid_penalty,
+                                    propagate_penalty=propagate_penalty, **opts)
+        count = {}
+        for i in range(steps.n):
+            count[node_s[i]] = count.get(node_s[i], 0) + 1
+        blend = {node_s[i]: (count[node_s[i]] * v_split[node_s[i]] + backoff * v_base[node_b[i]])
+                 / (count[node_s[i]] + backoff) for i in range(steps.n)}
+    else:
+        blend = None
+    return _graph_adv(steps, gamma, lam, key, level, scope, time_aware, truncation, loops, shrink, episode,
+                      invalid_penalty, propagate_penalty, blend)
+
+
+def _values(steps, *, gamma, key, level, scope, time_aware, truncation, loops, invalid_penalty, propagate_penalty):
+    """(V per node, node per row, next node per row) of the empirical graph."""
+    g = _Graph(steps, gamma, key, level, scope, time_aware, truncation, loops, invalid_penalty, propagate_penalty)
+    return g.v, g.node, g.nxt
+
+
+def _graph_adv(steps, gamma, lam, key, level, scope, time_aware, truncation, loops, shrink, episode,
+               invalid_penalty, propagate_penalty, blend):
+    g = _Graph(steps, gamma, key, level, scope, time_aware, truncation, loops, invalid_penalty, propagate_penalty)
+    if blend is not None:
+        g.v = {u: blend.get(u, val) for u, val in g.v.items()}
+    return g.advantages(lam, shrink, episode)
+
+
+class _Graph:
+    def __init__(self, steps, gamma, key, level, scope, time_aware, truncation, loops, invalid_penalty,
+                 propagate_penalty):
+        self.steps, self.gamma, self.loops = steps, gamma, loops
+        self.invalid_penalty, self.propagate_penalty = invalid_penalty, propagate_penalty
+        self._build(key, level, scope, time_aware, truncation)
+
+    def _build(self, key, level, scope, time_aware, truncation):
+        steps, gamma, loops = self.steps, self.gamma, self.loops
+        n = steps.n
+        tr = _trajs(steps)
+        valid = steps.valid.tolist()
+        pen = [0.0 if valid[i] else self.invalid_penalty for i in range(n)]
+        rew = [float(steps.reward[i]) + (pen[i] if self.propagate_penalty else 0.0) for i in range(n)]
+        term = (steps.done if steps.terminated is None else steps.terminated).tolist()
+        final_col = None
+        if truncation == "bootstrap" and key != "history":
+            c = steps.final_state_key if key == "state_key" else steps.final_obs_key
+            final_col = None if c is None else c.tolist()
+        node, nxt, loop = {}, {}, {}
+        for rows in tr.values():
+            count = 0
+            for pos, i in enumerate(rows):
+                sc = int(steps.group_id[i]) if scope == "group" else 0
+                k = _key(steps, key, level, i)
+                if pos + 1 < len(rows):
+                    kn = _key(steps, key, level, rows[pos + 1])
+                else:
+                    kn = final_col[i] if final_col is not None else MISSING
+                loop[i] = valid[i] and kn != MISSING and kn == k
+                c_here = count
+                if loops == "split" and loop[i]:
+                    count += 1
+                t = int(steps.t[i])
+                node[i] = (sc, k, c_here if loops == "split" else 0, t if time_aware else 0)
+                nxt_t = (sc, kn, count if loops == "split" else 0, t + 1 if time_aware else 0)
+                if pos + 1 < len(rows):
+                    nxt[i] = nxt_t
+                elif term[i] or truncation == "zero" or kn == MISSING:
+                    nxt[i] = None
+                else:
+                    nxt[i] = nxt_t
+        at = {}
         for i in range(n):
-            base.setdefault(node[i][0], []).append(ret[i])
-        v = {u: (len(at[u]) * v[u] + shrink * sum(base[u[0]]) / len(base[u[0]])) / (len(at[u]) + shrink)
-             for u in nodes}
-    out = [0.0] * n
-    mc_ret = _disc_returns(steps, tr, gamma, rew)
-    for rows in tr.values():
-        acc = 0.0
-        for pos in range(len(rows) - 1, -1, -1):
-            i = rows[pos]
-            vn = v[nxt[i]] if nxt[i] is not None else 0.0
-            delta = rew[i] + gamma * vn - v[node[i]]
-            acc = delta + (gamma * lam * acc if pos + 1 < len(rows) else 0.0)
-            out[i] = mc_ret[i] - v[node[i]] if (loops == "mc" and loop[i]) else acc
-    out = [out[i] + (0.0 if propagate_penalty else pen[i]) for i in range(n)]
-    if episode:
-        ep = EPISODE(steps, "mean_std", "sample", 1e-6, "trajectory", invalid_penalty, propagate_penalty)
-        out = [out[i] + episode * ep[i] for i in range(n)]
-    return out
+            at.setdefault(node[i], []).append(i)
+        for i in range(n):
+            if nxt[i] is not None and nxt[i] not in at:
+                nxt[i] = None  # bootstrap only to nodes acted in
+        v = {}
+        for sc in sorted({u[0] for u in at}):  # one system per scope (nodes never link across scopes)
+            nodes = sorted(u for u in at if u[0] == sc)
+            idx = {u: j for j, u in enumerate(nodes)}
+            a = [[0.0] * len(nodes) for _ in nodes]
+            b = [0.0] * len(nodes)
+            for u in nodes:
+                ju = idx[u]
+                a[ju][ju] += 1.0
+                for i in at[u]:
+                    b[ju] += rew[i] / len(at[u])
+                    if nxt[i] is not None:
+                        a[ju][idx[nxt[i]]] -= gamma / len(at[u])
+            v.update(zip(nodes, _solve(a, b)))
+        self.tr, self.pen, self.rew, self.node, self.nxt, self.loop, self.at, self.v = tr, pen, rew, node, nxt, loop, at, v
+
+    def advantages(self, lam, shrink, episode):
+        steps, gamma, n = self.steps, self.gamma, self.steps.n
+        tr, pen, rew, node, nxt, loop, at, v = self.tr, self.pen, self.rew, self.node, self.nxt, self.loop, self.at, self.v
+        if shrink > 0:
+            ret = _disc_returns(steps, tr, gamma, rew)
+            base = {}
+            for i in range(n):
+                base.setdefault(node[i][0], []).append(ret[i])
+            v = {u: (len(at[u]) * v[u] + shrink * sum(base[u[0]]) / len(base[u[0]])) / (len(at[u]) + shrink)
+                 for u in at}
+        out = [0.0] * n
+        mc_ret = _disc_returns(steps, tr, gamma, rew)
+        for rows in tr.values():
+            acc = 0.0
+            for pos in range(len(rows) - 1, -1, -1):
+                i = rows[pos]
+                vn = v[nxt[i]] if nxt[i] is not None else 0.0
+                delta = rew[i] + gamma * vn - v[node[i]]
+                acc = delta + (gamma * lam * acc if pos + 1 < len(rows) else 0.0)
+                out[i] = mc_ret[i] - v[node[i]] if (self.loops == "mc" and loop[i]) else acc
+        out = [out[i] + (0.0 if self.propagate_penalty else pen[i]) for i in range(n)]
+        if episode:
+            ep = EPISODE(steps, "mean_std", "sample", 1e-6, "trajectory", self.invalid_penalty, self.propagate_penalty)
+            out = [out[i] + episode * ep[i] for i in range(n)]
+        return out
 
 
 def _norm_groups(vals, groups, norm, std, eps):

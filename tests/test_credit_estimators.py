@@ -77,6 +77,7 @@ OPTIONS = {
         "gamma": gamma, "lam": st.sampled_from([0.0, 0.5, 1.0]), "key": st.sampled_from(["state_key", "obs_key"]),
         "scope": st.sampled_from(["group", "batch"]), "time_aware": st.booleans(),
         "loops": st.sampled_from(["auto", "none", "mc", "split"]), "shrink": st.sampled_from([0.0, 2.0]),
+        "backoff": st.sampled_from([0.0, 4.0]),
         "episode": st.sampled_from([0.0, 1.0]), "invalid_penalty": pen, "propagate_penalty": prop}),
     "graphgpo": st.fixed_dictionaries({
         "omega": st.sampled_from([0.1, 0.5, 1.0]), "key": st.sampled_from(["state_key", "obs_key"]),

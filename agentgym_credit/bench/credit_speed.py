@@ -41,6 +41,9 @@ from agentgym_credit.keys import MISSING
 
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 OPTIONS: dict[str, dict] = {"hgpo": {"depth": 4}, "hgpo_precision": {"depth": 4}}
+REF_MAX: dict[str, int] = {"graph": 100_000}
+"""Per-estimator cap on the plain-Python reference (``graph``'s solves every group's value equations by
+Gauss-Jordan elimination, O(nodes^3) Python operations per group)."""
 
 
 def synthetic_steps(n: int, *, group_size: int = 8, mean_length: int = 30, revisit: float = 0.4,
@@ -179,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
                               gs.levels["history_4"].frac_non_singleton, gs.aliasing_rate))
         fn, opts = ESTIMATORS[name], OPTIONS.get(name, {})
         vec_times[name, n] = time_call(lambda f=fn, o=opts, s=steps: f(s, **o), args.repeat)
-    ref_jobs = [(n, name) for n, name in jobs if refs is not None and n <= args.ref_max]
+    ref_jobs = [(n, name) for n, name in jobs
+                if refs is not None and name in refs and n <= min(args.ref_max, REF_MAX.get(name, args.ref_max))]
     for n, name in tqdm(ref_jobs, desc="credit_speed (reference)", unit="run"):
         steps = batch(n)
         opts = OPTIONS.get(name, {})
@@ -203,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
         "`hgpo` and `hgpo_precision` use all 5 levels (`depth=4`); every estimator runs with its defaults otherwise. "
         f"Vectorized: best of {args.repeat} calls. Reference: `tests/reference_estimators.py`, one call"
         + ("" if refs is not None else " — NOT RUN (tests/reference_estimators.py not found)")
-        + (f", only up to {args.ref_max:,} steps (— = not run; nothing is extrapolated)" if refs is not None else "")
+        + (f", only up to {args.ref_max:,} steps" + "".join(f" ({k}: up to {v:,})" for k, v in REF_MAX.items())
+           + " (— = not run; nothing is extrapolated)" if refs is not None else "")
         + ". Times exclude building the `StepArrays` (table below).",
         "",
         "| estimator | steps | vectorized wall | vectorized CPU | reference wall | reference CPU | "

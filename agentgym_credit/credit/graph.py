@@ -33,15 +33,17 @@ Choices, all options:
   Monte-Carlo return minus V-hat(u), since every later node may alias the hidden change too;
   invalid rows are true no-ops and keep TD), ``"split"`` (the node
   is (key, number of valid self-loops so far in the trajectory): a hidden-progress counter that
-  separates "before" from "after" such an action), ``"auto"`` (default: ``"split"`` unless
+  separates "before" from "after" such an action; with ``backoff=k > 0``, default 4, a split node's
+  V-hat is (n V-hat_split + k V-hat_unsplit) / (n + k), so thin split nodes lean on the unsplit graph),
+  ``"auto"`` (default: ``"split"`` unless
   ``key="state_key"``, whose self-loops are real: ``"none"``). Measured on AliasedGrid (3x3,
-  uniform policy, 100 groups of 8, gamma .95; ``tests/test_graph_estimators.py``), "take key"
-  without the key: sign agreement with the true A^pi 0.01 (none) / 0.34 (mc) / 0.61 (split), while
-  the all-row Pearson moves 0.65 / 0.51 / 0.55 (state_key: 0.74): split trades some average accuracy
-  for not punishing the action the task needs.
-- **Thin graphs.** ``shrink=k > 0`` replaces V-hat(u) by (n_u V-hat(u) + k b) / (n_u + k), n_u the
-  rows at u, b the scope's mean discounted step return: nodes seen once pull toward the group
-  baseline instead of giving TD 0. ``episode=w`` adds w times GRPO's episode advantage
+  uniform policy, 100 groups of 8, gamma .95, shrink 0; ``tests/test_graph_estimators.py``), "take
+  key" without the key: sign agreement with the true A^pi 0.01 (none) / 0.34 (mc) / 0.61 (split,
+  backoff 0) / 0.59 (split, backoff 4), all-row Pearson 0.65 / 0.51 / 0.55 / 0.66 (state_key: 0.74).
+- **Thin graphs.** ``shrink=k > 0`` (default 1; 0 = the plain certainty-equivalence values)
+  replaces V-hat(u) by (n_u V-hat(u) + k b) / (n_u + k), n_u the rows at u, b the scope's mean
+  discounted step return: nodes seen once pull toward the group baseline instead of giving TD 0
+  (``benchmarks/graph_credit.md``: +0.10 Pearson vs A^pi on average, no cell worse). ``episode=w`` adds w times GRPO's episode advantage
   (:func:`~agentgym_credit.credit.episode.episode_advantage`, mean/std over the group).
 
 A group with one trajectory is valid (its graph is its own path: TD credit is 0 except where it
@@ -122,7 +124,7 @@ def _count_before(flag: np.ndarray, w) -> np.ndarray:
 
 def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str = "state_key", level: int = 0,
           scope: str = "group", time_aware: bool = False, truncation: str = "zero", loops: str = "auto",
-          shrink: float = 0.0, episode: float = 0.0, invalid_penalty: float = 0.0,
+          backoff: float = 4.0, shrink: float = 1.0, episode: float = 0.0, invalid_penalty: float = 0.0,
           propagate_penalty: bool = False) -> np.ndarray:
     """Certainty-equivalence TD(lam) advantage on the empirical graph (float64, input order)."""
     checks.as_steps(steps)
@@ -133,6 +135,7 @@ def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str 
     checks.choice("truncation", truncation, TRUNCATIONS)
     checks.choice("loops", loops, LOOPS)
     shrink = checks.positive("shrink", shrink, allow_zero=True)
+    backoff = checks.positive("backoff", backoff, allow_zero=True)
     episode = checks.finite("episode", episode)
     invalid_penalty = checks.finite("invalid_penalty", invalid_penalty)
     if not isinstance(time_aware, (bool, np.bool_)):
@@ -148,6 +151,14 @@ def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str 
     r = (steps.reward + p if propagate_penalty else steps.reward)[w.order]
     force = np.unique(nxt[w.last & (nxt >= 0)])
     v = solve_values(node, nxt, r, w, node_scope, gamma, force_hub=force)
+    if loops == "split" and backoff > 0.0:  # split nodes lean on their unsplit node where they are thin
+        _, node0, nxt0, scope0, _ = graph_nodes(steps, key=key, level=level, scope=scope, time_aware=time_aware,
+                                                loops="none", truncation=truncation)
+        v0 = solve_values(node0, nxt0, r, w, scope0, gamma, force_hub=np.unique(nxt0[w.last & (nxt0 >= 0)]))
+        base = np.zeros(len(v), np.int64)
+        base[node] = node0
+        cnt = np.bincount(node, minlength=len(v))
+        v = np.where(cnt > 0, (cnt * v + backoff * v0[base]) / (cnt + backoff), v)
     if shrink > 0.0:
         v = _shrink(v, node, node_scope, r, w, gamma, shrink)
     v_next = np.where(nxt >= 0, v[np.maximum(nxt, 0)], 0.0)
