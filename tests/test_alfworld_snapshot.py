@@ -177,3 +177,68 @@ def test_snapshot_cost_is_small_next_to_a_step():
         env.set_state(env.get_state())
         snap_t.append(time.perf_counter() - t)
     assert np.median(snap_t) < 0.10 * np.median(step_t), (np.median(snap_t), np.median(step_t))
+
+
+# -- forged payloads (issue 24): sealed with this process's key, so only the field checks stand in the way
+def _forge(snap: bytes, **change) -> bytes:
+    from agentgym_credit.envs import snapshot as S
+
+    doc = S.inspect_snapshot(snap)
+    return S.pack(doc["env"], doc["config"], doc["rng"], {**doc["payload"], **change})
+
+
+@pytest.fixture(scope="module")
+def running():
+    env = ALFWorldEnv(**KW)
+    env.reset(seed=0, options={"task": 0})
+    _play(env, _actions(5, 9))
+    return env, env.get_state()
+
+
+@pytest.mark.parametrize("change", [
+    {"info": {"state_key": "alfworld:forged", "won": True}},  # derived values are not fields any more
+    {"t": -1}, {"t": KW["max_steps"]}, {"t": 2.0}, {"valid": "false"}, {"valid": 1}, {"index": True},
+    {"game": "another game"}, {"commands": ["look", "jump around"]}, {"commands": "look"},
+    {"copy_steps": [0] * 70_000},  # 140 kB of copy points: replaying them took over 30 s
+    {"copy_steps": [3, 1]}, {"token": 5}, {"reason": "x" * 10_000},
+])
+def test_forged_alfworld_payload_is_refused(running, change):
+    import time
+
+    env, snap = running
+    t0 = time.process_time()
+    with pytest.raises(SnapshotError):
+        env.set_state(_forge(snap, **change))
+    assert time.process_time() - t0 < 5.0
+    env.set_state(snap)
+
+
+def test_token_of_another_game_is_refused(running):
+    env, snap = running
+    other = ALFWorldEnv(**KW)
+    other.reset(seed=0, options={"task": 1})
+    token = _payload_of(other.get_state())["token"]
+    with pytest.raises(SnapshotError, match="belongs to game"):
+        env.set_state(_forge(snap, token=token))
+
+
+def _payload_of(snap: bytes) -> dict:
+    from agentgym_credit.envs import snapshot as S
+
+    return S.inspect_snapshot(snap)["payload"]
+
+
+def test_cold_restore_recomputes_what_the_payload_no_longer_holds(running):
+    """Memo forgotten (as in another process): obs, state key, won, admissible actions and the expert's
+    action come from a replay through the env's own step, equal to the original."""
+    from agentgym_credit.envs import snapshot as S
+
+    env, snap = running
+    obs, info = env.set_state(snap)
+    ref = _play(env, _actions(8, 2))
+    snapshots._MEMO.clear()
+    S.clear_memo()
+    fresh = ALFWorldEnv(**KW)
+    obs2, info2 = fresh.set_state(snap)
+    assert (obs2, {k: info2[k] for k in sorted(info2)}) == (obs, {k: info[k] for k in sorted(info)})
+    assert _play(fresh, _actions(8, 2)) == ref
