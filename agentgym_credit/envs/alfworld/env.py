@@ -18,7 +18,7 @@ from typing import Any
 
 from agentgym_credit.envs.alfworld import snapshots
 from agentgym_credit.envs.alfworld.engine import expert_plan, make_engine, require_engine, task_sentence
-from agentgym_credit.envs.alfworld.expert import oracle_action, task_spec
+from agentgym_credit.envs.alfworld.expert import assess, dead_end, task_spec
 from agentgym_credit.envs.alfworld.games import (
     SPLITS,
     GameRef,
@@ -52,7 +52,7 @@ observation text) for one command."""
 
 
 _INFO_KEYS = frozenset({"state_key", "obs_key", "admissible_actions", "task_id", "won", "action_valid", "task_type",
-                        "goal", "step", "expert_action", "invalid_reason"})
+                        "goal", "step", "expert_action", "invalid_reason", "dead_end"})
 
 
 def canonical_facts(facts: Sequence[Any]) -> tuple[list[str], list[str]]:
@@ -110,6 +110,14 @@ class ALFWorldEnv(CreditEnv):
     ``None`` once won, or when the oracle sees no way to win (e.g. holding an object no receptacle of the
     game can hold: a dead end some real games allow).
 
+    Dead ends: ``info["dead_end"]`` is ``True`` once no plan can reach the goal any more (the agent holds
+    an object no receptacle of the game can hold, or no object of the target type is left to take:
+    :func:`~agentgym_credit.envs.alfworld.expert.dead_end`, computed whether or not ``expert`` is set).
+    With ``end_on_dead_end=True`` such an episode ends there as a loss: ``terminated=True``,
+    ``won=False``, no success reward, ``info["dead_end"]=True`` — ALFWorld has no other way to lose, so
+    ``terminated and not won`` marks these episodes in a rollout batch. By default (``False``) the
+    episode runs on to ``max_steps`` as before.
+
     ``fast=True`` runs :class:`~agentgym_credit.envs.alfworld.fast.FastPddlEnv` (identical transcripts,
     many times faster); ``fast=False`` the stock ``textworld`` engine.
 
@@ -137,6 +145,7 @@ class ALFWorldEnv(CreditEnv):
         fast: bool = True,
         num_games: int | None = None,
         include_unsolvable: bool = False,
+        end_on_dead_end: bool = False,
         render_mode: str | None = None,
     ):
         require_engine()
@@ -174,6 +183,8 @@ class ALFWorldEnv(CreditEnv):
         self.source, self.split, self.task_types = source, split, task_types
         self.reward_success, self.reward_invalid = float(reward_success), float(reward_invalid)
         self.step_cost, self.expert, self.max_steps, self.fast = float(step_cost), bool(expert), int(max_steps), bool(fast)
+        self.end_on_dead_end = bool(end_on_dead_end)
+        self._dead_end: str | None = None  # why the goal became unreachable (expert.dead_end), else None
         self._engine = make_engine(fast=self.fast, facts=True)
         self._loaded: str | None = None
         self._game: GameRef | None = None
@@ -250,6 +261,7 @@ class ALFWorldEnv(CreditEnv):
             "task_type": self._game.task_type,
             "goal": self._goal,
             "step": self._t,
+            "dead_end": self._dead_end is not None,
         }
         if self.expert:
             info["expert_action"] = None if won else (self._plan[0] if self._plan else None)
@@ -259,10 +271,10 @@ class ALFWorldEnv(CreditEnv):
         """Next expert command: the fact oracle's, or the engine planner's if the oracle's is not admissible
         (planner plans are cached per game and state key: the planner can take seconds on a kitchen)."""
         if self._state["won"]:
-            self._plan = []
+            self._plan, self._dead_end = [], None
             return
         admissible = self._state["admissible_commands"]
-        cmd = oracle_action(self._spec, self._state["facts"], admissible)
+        cmd, self._dead_end = assess(self._spec, self._state["facts"], admissible)
         if cmd is None or cmd in admissible:  # None: the oracle sees no way to win from here
             self._plan = [] if cmd is None else [cmd]
             return
@@ -281,8 +293,11 @@ class ALFWorldEnv(CreditEnv):
         self._t = 0
         self._commands: list[str] = []  # valid commands since reset (a snapshot's replay path)
         self._copy_steps: list[int] = []  # after how many of them a snapshot was taken (see snapshots.py)
+        self._dead_end = None
         if self.expert:
             self._replan()
+        else:
+            self._dead_end = dead_end(self._spec, self._state["facts"])
         return self._state["feedback"], self._info()
 
     def _step_impl(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -294,14 +309,16 @@ class ALFWorldEnv(CreditEnv):
             return "Nothing happens.", self.reward_invalid - self.step_cost, False, truncated, info
         self._state, _, _ = self._engine.step(command)
         self._commands.append(command)
-        if self.expert:
-            if len(self._plan) > 1 and self._plan[0] == command:
-                self._plan.pop(0)  # following a planner plan
-            else:
-                self._replan()
+        if self.expert and len(self._plan) > 1 and self._plan[0] == command:
+            self._plan.pop(0)  # following a planner plan (it reaches the goal: no dead end on the way)
+        elif self.expert:
+            self._replan()
+        else:
+            self._dead_end = dead_end(self._spec, self._state["facts"])
         won = bool(self._state["won"])
         reward = (self.reward_success if won else 0.0) - self.step_cost
-        return self._state["feedback"], reward, won, truncated and not won, self._info()
+        ended = won or (self.end_on_dead_end and self._dead_end is not None)  # a dead end ends as a loss
+        return self._state["feedback"], reward, ended, truncated and not ended, self._info()
 
     # -- snapshots (fast engine) ------------------------------------------------------------------
     def _snapshot_config(self) -> Any:
@@ -321,7 +338,7 @@ class ALFWorldEnv(CreditEnv):
             "source": self.source, "split": self.split, "task_types": list(self.task_types),
             "games": self._games_digest, "reward_success": self.reward_success,
             "reward_invalid": self.reward_invalid, "step_cost": self.step_cost, "expert": self.expert,
-            "max_steps": self.max_steps,
+            "max_steps": self.max_steps, "end_on_dead_end": self.end_on_dead_end,
         }
 
     _own_info_keys = _INFO_KEYS

@@ -7,7 +7,15 @@ What lives here:
 - :func:`oracle_action` — the next command of a short plan computed from the current facts: drop a
   wrong object, fetch a target object (open its receptacle if closed), clean / heat / cool it at the
   sink basin / microwave / fridge, put it into the goal receptacle (the same one twice for pick two),
-  or take it to the desk lamp and use the lamp.
+  or take it to the desk lamp and use the lamp;
+- :func:`assess` — the same command and, when there is none, why the goal can no longer be reached
+  (a dead end); :func:`dead_end` — only the why.
+
+Dead ends. Every command the oracle would need exists unless the game has become unwinnable: the agent
+holds an object no receptacle of the game can hold (a real game can let it pick up such a thing — a
+teddy bear on a bed, a paper towel roll; the hand then stays full for good, since ALFWorld has no
+``drop``), or no object of the target type is left to take. In both cases no plan reaches the goal
+(checked against the engine's planner in ``tests/test_alfworld_dead_end.py``).
 
 Why not the engine's planner: Fast Downward finds optimal plans but takes tens of seconds on large
 kitchens (measured on the dev games); the oracle is a few list scans per step. The env falls back to
@@ -94,22 +102,21 @@ def _reach(f: _Facts, recep: str) -> str | None:
     return None
 
 
-def _put_down(f: _Facts, held: str, admissible: Any) -> str | None:
+def _put_down(f: _Facts, held: str, admissible: Any) -> tuple[str | None, str | None]:
     """Put a wrong object down: where the engine allows it here, else at the first receptacle that can hold
-    it; ``None`` when no receptacle of the game can hold it (a real game can let the agent pick up such an
-    object: the hand stays full and the game can no longer be won)."""
+    it; a dead end when no receptacle of the game can hold it."""
     prefix = f"move {held} to "
     if admissible is not None:
         here = sorted(c for c in admissible if c.startswith(prefix))
         if here:
-            return here[0]
+            return here[0], None
     kind = f.otype.get(held)
     holders = sorted(r for r, t in f.rtype.items() if (t, kind) in f.can_contain)
     if not holders:
-        return None
+        return None, f"holding {held}, which no receptacle of the game can hold (the hand can never be emptied)"
     at_here = [r for r in holders if f.rloc.get(r) == f.agent_loc]
     target = (at_here or holders)[0]
-    return _reach(f, target) or f"{prefix}{target}"
+    return _reach(f, target) or f"{prefix}{target}", None
 
 
 def oracle_action(spec: TaskSpec, facts: Any, admissible: Any = None) -> str | None:
@@ -118,7 +125,21 @@ def oracle_action(spec: TaskSpec, facts: Any, admissible: Any = None) -> str | N
     ``admissible`` (the engine's admissible commands, optional) lets it put a wrong object down where the
     engine accepts it; without it, at the first receptacle that can hold that kind of object.
     """
-    f = _Facts(facts)
+    return assess(spec, facts, admissible)[0]
+
+
+def dead_end(spec: TaskSpec, facts: Any) -> str | None:
+    """Why the goal can no longer be reached from these facts, or ``None`` (see the module docstring)."""
+    return assess(spec, facts)[1]
+
+
+def assess(spec: TaskSpec, facts: Any, admissible: Any = None) -> tuple[str | None, str | None]:
+    """``(command, dead_end)``: the oracle's next command (as :func:`oracle_action`) and, when it has
+    none, why no plan reaches the goal any more (``None`` for both once the goal holds)."""
+    return _assess(spec, _Facts(facts), admissible)
+
+
+def _assess(spec: TaskSpec, f: _Facts, admissible: Any) -> tuple[str | None, str | None]:
     want_o, want_r = spec.obj + "type", spec.target + "type"
     targets = sorted(r for r, t in f.rtype.items() if t == want_r)
     goal_r = targets[0] if targets else None
@@ -133,27 +154,33 @@ def oracle_action(spec: TaskSpec, facts: Any, admissible: Any = None) -> str | N
     if held is not None:
         if spec.task_type == "look_at_obj_in_light":
             lamps = sorted(o for o, t in f.otype.items() if t == want_r and o in f.inrec)
+            if not lamps:
+                return None, f"no {spec.target} in the game"
             step = _reach(f, f.inrec[lamps[0]])
-            return step or f"use {lamps[0]}"
+            return step or f"use {lamps[0]}", None
         need = _NEEDS.get(spec.task_type)
         if need is not None and not f.has(need[0], held):
             stations = sorted(r for r, t in f.rtype.items() if t in need[2])
+            if not stations:
+                return None, f"no receptacle to {need[1]} {held} with"
             step = _reach(f, stations[0])
-            return step or f"{need[1]} {held} with {stations[0]}"
+            return step or f"{need[1]} {held} with {stations[0]}", None
         if goal_r is None:
-            return None
-        return _reach(f, goal_r) or f"move {held} to {goal_r}"
+            return None, f"no {spec.target} in the game"
+        if (want_r, want_o) not in f.can_contain:
+            return None, f"holding {held}, which no {spec.target} can hold"
+        return _reach(f, goal_r) or f"move {held} to {goal_r}", None
 
     done = {o for o, r in f.inrec.items() if r == goal_r} if spec.task_type != "look_at_obj_in_light" else set()
     if spec.task_type != "pick_two_obj_and_place":
         done = set()
     candidates = sorted(o for o, t in f.otype.items() if t == want_o and o in f.inrec and o not in done)
     if not candidates:
-        return None
+        return None, f"no {spec.obj} left to take"
     here = [o for o in candidates if f.rloc.get(f.inrec[o]) == f.agent_loc]
     obj = (here or candidates)[0]
     src = f.inrec[obj]
-    return _reach(f, src) or f"take {obj} from {src}"
+    return _reach(f, src) or f"take {obj} from {src}", None
 
 
-__all__ = ["TaskSpec", "task_spec", "oracle_action"]
+__all__ = ["TaskSpec", "task_spec", "oracle_action", "assess", "dead_end"]
