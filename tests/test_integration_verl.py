@@ -7,12 +7,19 @@
 - (d) a batch without our step columns is refused with an error that names them (no GRPO fallback);
   importing the bridge without verl raises ``DependencyNotInstalled`` with the install command.
 
-The agent loop (c) is tested in ``tests/test_integration_verl_agent_loop.py``.
+- (e) guards: verl's trainer-mode checks all see ``"sync"`` after ``trainer.install``; truncated
+  trajectories, mixed groups and a non-credit env id are clear errors; padding-like rows get 0; and
+  ``token_level_rewards`` holds the episode return, so verl's built-in ``grpo`` is a fair baseline.
+
+The agent loop (c) is tested in ``tests/test_integration_verl_agent_loop.py``; verl's v1 advantage step
+against a real TransferQueue in ``tests/test_integration_verl_v1.py``.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 import subprocess
 import sys
 from dataclasses import fields
@@ -32,7 +39,7 @@ from verl.trainer.ppo.ray_trainer import compute_advantage  # noqa: E402
 from verl.utils.model import compute_position_id_with_mask  # noqa: E402
 
 from agentgym_credit import credit  # noqa: E402
-from agentgym_credit.errors import StepArraysError  # noqa: E402
+from agentgym_credit.errors import GroupMismatchError, StepArraysError  # noqa: E402
 from agentgym_credit.integrations import verl as agc_verl  # noqa: E402
 from agentgym_credit.trainer.policy import LLMPolicy, template_for  # noqa: E402
 from agentgym_credit.trainer.sampling import BatchedSampler  # noqa: E402
@@ -85,7 +92,7 @@ def _expected(name: str, steps: credit.StepArrays, mask: torch.Tensor, **opts) -
 # -- (a) verl's compute_advantage with our registered estimators ------------------------------------
 def test_register_is_idempotent_and_names_are_in_verls_registry():
     names = agc_verl.register()
-    assert names == ["agc_gigpo", "agc_gigpo_obs", "agc_hgpo", "agc_grpo", "agc_rloo"]
+    assert names == ["agc_gigpo", "agc_gigpo_obs", "agc_verl_agent", "agc_hgpo", "agc_grpo", "agc_rloo"]
     assert agc_verl.register() == names  # a second call changes nothing
     for n in names:
         assert core_algos.get_adv_estimator_fn(n) is agc_verl.estimator_fn(n)
@@ -287,3 +294,118 @@ def test_a_row_with_none_in_a_step_column_is_refused(random_batch, tok):
     data.non_tensor_batch["agc_done"] = done
     with pytest.raises(agc_verl.MissingStepColumns, match="row 3 of agc_done is None"):
         compute_advantage(data, adv_estimator="agc_gigpo", config=AlgoConfig())
+
+
+# -- (e) guards and conventions ----------------------------------------------------------------------
+def test_verls_trainer_mode_checks_all_see_sync_after_install():
+    pytest.importorskip("transfer_queue")
+    from verl.trainer.ppo.v1 import PPOTrainerSync, get_trainer_cls, trainer_base
+
+    from agentgym_credit.integrations.verl import trainer
+
+    src = inspect.getsource(trainer_base)
+    literals = set(re.findall(r"self\.trainer_mode\s*[!=]=\s*\"(\w+)\"", src))
+    assert literals == {"sync"}, f"verl compares trainer_mode with {literals}: re-check install()"
+    assert re.search(r"trainer\.v1\.get\(self\.trainer_mode", src), "verl reads trainer.v1.<mode>"
+    cls = trainer.install()
+    assert trainer.TRAINER_MODE == "sync" and get_trainer_cls("sync") is cls and issubclass(cls, PPOTrainerSync)
+    assert trainer.install() is cls  # idempotent
+    import verl
+    import yaml
+
+    cfg = yaml.safe_load(open(os.path.join(os.path.dirname(verl.__file__), "trainer", "config", "ppo_trainer.yaml")))
+    assert cfg["trainer"]["v1"]["trainer_mode"] == "sync"  # verl's default: our example keeps it
+
+
+def test_install_refuses_to_replace_a_foreign_sync_trainer(monkeypatch):
+    pytest.importorskip("transfer_queue")
+    from verl.trainer.ppo.v1 import PPOTrainerSync
+    from verl.trainer.ppo.v1.trainer_base import TRAINER_REGISTRY
+
+    from agentgym_credit.integrations.verl import trainer
+
+    monkeypatch.setitem(TRAINER_REGISTRY, "sync", type("Foreign", (PPOTrainerSync,), {}))
+    with pytest.raises(RuntimeError, match="refusing to replace"):
+        trainer.install()
+
+
+def _cut_last_row(data, traj: str):
+    rows = np.flatnonzero(data.non_tensor_batch["traj_uid"] == traj)
+    last = rows[np.argmax(data.non_tensor_batch["agc_step"][rows])]
+    return data.select_idxs(np.array([i for i in range(len(data)) if i != last]))
+
+
+def test_a_trajectory_missing_its_final_rows_is_a_clear_error(random_batch, tok):
+    data = agc_verl.to_dataproto(random_batch, tok)
+    long = str(int(np.flatnonzero(random_batch.traj.length > 1)[0]))
+    cut = _cut_last_row(data, long)
+    with pytest.raises(agc_verl.TruncatedTrajectory, match=f"'{long}'.*dropped from their end"):
+        compute_advantage(cut, adv_estimator="agc_gigpo", config=AlgoConfig())
+    # the same trajectory marked failed is left out instead (advantage 0, no error)
+    cut.non_tensor_batch["agc_failed"] = cut.non_tensor_batch["traj_uid"] == long
+    out = compute_advantage(cut, adv_estimator="agc_gigpo", config=AlgoConfig())
+    assert (out.batch["advantages"][torch.from_numpy(cut.non_tensor_batch["agc_failed"])] == 0).all()
+
+
+def test_mixed_groups_are_a_clear_error(random_batch, tok):
+    data = agc_verl.to_dataproto(random_batch, tok)
+    uid = data.non_tensor_batch["uid"].copy()
+    g0, g1 = np.unique(uid)[:2]
+    t1 = data.non_tensor_batch["traj_uid"][uid == g1][0]
+    uid[(uid == g1) & (data.non_tensor_batch["traj_uid"] == t1)] = g0  # a rollout of another start in group g0
+    data.non_tensor_batch["uid"] = uid
+    with pytest.raises(GroupMismatchError, match="mixes agc_task_id"):
+        compute_advantage(data, adv_estimator="agc_grpo", config=AlgoConfig())
+    del data.non_tensor_batch["agc_task_id"]  # without the task column: the initial states differ
+    with pytest.raises(GroupMismatchError, match="different initial states"):
+        compute_advantage(data, adv_estimator="agc_grpo", config=AlgoConfig())
+    data = agc_verl.to_dataproto(random_batch, tok)
+    env = np.array(["credit/GridWorld-v0"] * len(data), dtype=object)
+    env[0] = "credit/Household-v0"
+    data.non_tensor_batch["agc_env_id"] = env
+    with pytest.raises(GroupMismatchError, match="mixes agc_env_id"):
+        compute_advantage(data, adv_estimator="agc_gigpo", config=AlgoConfig())
+
+
+def test_a_non_credit_env_id_is_a_clear_error():
+    with pytest.raises(ValueError, match="plays credit/\\* envs.*CartPole-v1.*Registered: credit/"):
+        agc_verl.group_dataset("CartPole-v1", [0])
+    from agentgym_credit.integrations.verl.agent_loop import _settings
+
+    with pytest.raises(ValueError, match="got env_id 'credit/Nope-v0'"):
+        _settings({"extra_info": {"agc": {"env_id": "credit/Nope-v0"}}})
+
+
+def test_empty_response_rows_that_copy_a_step_get_zero_and_leave_real_rows_alone(random_batch, tok):
+    """verl's padding shape, built by hand: copies of row 0 with an empty mask and a fresh pad uid."""
+    data = agc_verl.to_dataproto(random_batch, tok)
+    n = len(data)
+    padded = data.select_idxs(np.r_[np.arange(n), np.zeros(5, dtype=int)])
+    padded.batch["response_mask"][n:] = 0
+    uid = padded.non_tensor_batch["uid"].copy()
+    uid[n:] = "pad0123"
+    padded.non_tensor_batch["uid"] = uid
+    for name in agc_verl.VERL_ESTIMATORS:
+        want = compute_advantage(agc_verl.to_dataproto(random_batch, tok), adv_estimator=name, config=AlgoConfig())
+        got = compute_advantage(padded, adv_estimator=name, config=AlgoConfig())
+        torch.testing.assert_close(got.batch["advantages"][:n], want.batch["advantages"], rtol=0, atol=0)
+        assert (got.batch["advantages"][n:] == 0).all()
+    # a real step whose response happens to be empty is kept (its trajectory stays whole)
+    lone = data.select_idxs(np.arange(n))
+    lone.batch["response_mask"][0] = 0
+    compute_advantage(lone, adv_estimator="agc_gigpo", config=AlgoConfig())
+
+
+def test_token_level_rewards_hold_the_episode_return_so_verls_grpo_is_a_fair_baseline(random_batch, tok):
+    data = agc_verl.to_dataproto(random_batch, tok)
+    scores = data.batch["token_level_rewards"].sum(-1).double().numpy()
+    ret = random_batch.traj.ret[random_batch.traj_id]
+    assert np.array_equal(scores, ret.astype(np.float32).astype(np.float64))
+    theirs = compute_advantage(data, adv_estimator="grpo", config=AlgoConfig(), norm_adv_by_std_in_grpo=True)
+    first = data.batch["response_mask"].argmax(-1)
+    theirs = theirs.batch["advantages"][torch.arange(len(data)), first].double().numpy()
+    ours = credit.advantages("grpo", random_batch.steps, episode_baseline="step")
+    assert np.max(np.abs(theirs - ours)) <= 1e-6
+    preset = compute_advantage(data, adv_estimator="agc_verl_agent", config=AlgoConfig())
+    want = credit.broadcast_to_tokens(credit.advantages("verl-agent", random_batch.steps), data.batch["response_mask"].numpy())
+    torch.testing.assert_close(preset.batch["advantages"], torch.from_numpy(want), rtol=0, atol=0)

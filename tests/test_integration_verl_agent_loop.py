@@ -204,7 +204,7 @@ def test_a_row_without_env_is_a_clear_error():
 
 
 def test_an_env_that_raises_marks_the_trajectory_failed(monkeypatch):
-    from agentgym_credit.integrations.verl import agent_loop as mod
+    from agentgym_credit.integrations.verl import env_pool
     from agentgym_credit.wrappers.workers import EnvFailure, EnvWorker
 
     class FailsOnSecondStep(EnvWorker):
@@ -214,13 +214,13 @@ def test_an_env_that_raises_marks_the_trajectory_failed(monkeypatch):
             self.steps += 1
             return EnvFailure("RuntimeError: engine died") if self.steps == 2 else super().step_slot(slot, action)
 
-    monkeypatch.setattr(mod, "EnvWorker", FailsOnSecondStep)
+    monkeypatch.setattr(env_pool, "EnvWorker", FailsOnSecondStep)  # in-process envs (env_pool="thread")
     env_kw = {"size": 3, "n_tasks": 4}
     tok = build_tokenizer(env_corpus("credit/GridWorld-v0", episodes=5, max_steps=4, env_kwargs=env_kw),
                           vocab_size=300)
     model = build_tiny_model(tok, arch="qwen2", hidden_size=32, seed=0)
     loop = _loop(tok, StandInServerManager(model, tok, max_new_tokens=3))
-    row = agc_verl.group_dataset("credit/GridWorld-v0", [1], env_kwargs=env_kw, max_steps=4)[0]
+    row = agc_verl.group_dataset("credit/GridWorld-v0", [1], env_kwargs=env_kw, max_steps=4, env_pool="thread")[0]
     run = asyncio.run(loop.run({"temperature": 1.0}, session_id=0, **{k: v for k, v in row.items() if k != "prompt"}))
     assert [o.extra_fields["agc_step"] for o in run] == [0, 1]  # the failing step is kept, then it stops
     assert all(o.extra_fields["agc_failed"] for o in run)
@@ -233,7 +233,7 @@ def test_env_steps_do_not_block_verls_event_loop(monkeypatch):
     """verl runs every agent loop of a worker on one asyncio loop: a slow env step must not stall the others."""
     import time
 
-    from agentgym_credit.integrations.verl import agent_loop as mod
+    from agentgym_credit.integrations.verl import env_pool
     from agentgym_credit.wrappers.workers import EnvWorker
 
     class SlowWorker(EnvWorker):
@@ -241,12 +241,12 @@ def test_env_steps_do_not_block_verls_event_loop(monkeypatch):
             time.sleep(0.25)
             return super().step_slot(slot, action)
 
-    monkeypatch.setattr(mod, "EnvWorker", SlowWorker)
+    monkeypatch.setattr(env_pool, "EnvWorker", SlowWorker)
     env_kw = {"size": 3, "n_tasks": 4}
     tok = build_tokenizer(env_corpus("credit/GridWorld-v0", episodes=5, max_steps=4, env_kwargs=env_kw),
                           vocab_size=300)
     loop = _loop(tok, StandInServerManager(build_tiny_model(tok, arch="qwen2", hidden_size=32, seed=0), tok, 2))
-    row = agc_verl.group_dataset("credit/GridWorld-v0", [1], env_kwargs=env_kw, max_steps=2)[0]
+    row = agc_verl.group_dataset("credit/GridWorld-v0", [1], env_kwargs=env_kw, max_steps=2, env_pool="thread")[0]
 
     async def both():
         ticks = 0

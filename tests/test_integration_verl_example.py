@@ -48,7 +48,7 @@ def test_example_config_composes_and_every_key_is_verls():
         cfg = compose(config_name="gigpo_alfworld")
     assert cfg.algorithm.adv_estimator == "agc_gigpo"
     assert cfg.actor_rollout_ref.rollout.agent.default_agent_loop == al.AGENT_NAME
-    assert cfg.trainer.use_v1 and cfg.trainer.v1.trainer_mode == "agc_sync"
+    assert cfg.trainer.use_v1 and cfg.trainer.v1.trainer_mode == "sync"  # verl's own mode (trainer.install)
     assert cfg.actor_rollout_ref.model.path == "Qwen/Qwen2.5-1.5B-Instruct"
     assert cfg.actor_rollout_ref.rollout.prompt_length == cfg.data.max_prompt_length  # verl's interpolation
     entry = OmegaConf.load(EXAMPLE / "agent_loop.yaml")[0]
@@ -68,17 +68,23 @@ def test_make_data_rows_survive_parquet_and_give_the_loop_its_settings(tmp_path)
     assert val["env_kwargs"] == {"split": "eval_in"} and val["seed"] == 10**6
 
 
-def test_trainer_mode_without_transferqueue_names_what_to_install():
-    """verl's v1 trainer imports TransferQueue (a GPU-stack dependency, absent here): a clear error, not a
-    ModuleNotFoundError from deep inside verl; the launcher's task runner is still a Ray actor class."""
-    import importlib.util
+def test_trainer_without_transferqueue_names_what_to_install(monkeypatch):
+    """verl's v1 trainer imports TransferQueue (in our verl extra): without it, a clear error naming the extra,
+    not a ModuleNotFoundError from deep inside verl; the launcher's task runner is still a Ray actor class."""
+    import builtins
 
     from agentgym_credit.errors import DependencyNotInstalled
     from agentgym_credit.integrations.verl import trainer
 
     assert trainer._task_runner().__class__.__name__ == "ActorClass(CreditTaskRunner)"
-    if importlib.util.find_spec("transfer_queue") is not None:
-        assert trainer.trainer_class().__name__ == "CreditPPOTrainerSync"
-        return
-    with pytest.raises(DependencyNotInstalled, match="TransferQueue>=0.1.10"):
+    real_import = builtins.__import__
+
+    def no_tq(name, *args, **kwargs):
+        if name == "transfer_queue":
+            raise ImportError("No module named 'transfer_queue'", name="transfer_queue")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(trainer, "_CLASS", [])
+    monkeypatch.setattr(builtins, "__import__", no_tq)
+    with pytest.raises(DependencyNotInstalled, match=r"agentgym-credit\[verl\]"):
         trainer.trainer_class()

@@ -1,8 +1,9 @@
 """The verl bridge: our estimators in verl's registry, ``RolloutBatch`` <-> ``DataProto``, an agent loop.
 
 Tested with verl 0.9.1 (``pip install -e '.[verl]'``). Importing this package registers the
-estimators (``agc_gigpo``, ``agc_gigpo_obs``, ``agc_hgpo``, ``agc_grpo``, ``agc_rloo``) and the agent
-loop (``agc_credit_env``) with verl.
+estimators (``agc_gigpo``, ``agc_gigpo_obs``, ``agc_verl_agent``, ``agc_hgpo``, ``agc_grpo``, ``agc_rloo``)
+and the agent loop (``agc_credit_env``) with verl; :func:`.trainer.install` puts our trainer under verl's
+``"sync"`` trainer mode.
 
 - :mod:`.columns`: the step columns (``uid``, ``traj_uid``, ``agc_*``) and ``StepArrays`` from them;
 - :mod:`.estimators`: :func:`register`, :data:`VERL_ESTIMATORS`, :func:`estimator_fn`;
@@ -12,7 +13,7 @@ loop (``agc_credit_env``) with verl.
 
 >>> from agentgym_credit.integrations import verl as agc_verl   # doctest: +SKIP
 >>> agc_verl.register()                                         # doctest: +SKIP
-['agc_gigpo', 'agc_gigpo_obs', 'agc_hgpo', 'agc_grpo', 'agc_rloo']
+['agc_gigpo', 'agc_gigpo_obs', 'agc_verl_agent', 'agc_hgpo', 'agc_grpo', 'agc_rloo']
 """
 
 from __future__ import annotations
@@ -32,7 +33,12 @@ from agentgym_credit.integrations.verl.agent_loop import (
     group_dataset,
     outputs_to_dataproto,
 )
-from agentgym_credit.integrations.verl.columns import STEP_COLUMNS, MissingStepColumns, steps_from_columns
+from agentgym_credit.integrations.verl.columns import (
+    STEP_COLUMNS,
+    MissingStepColumns,
+    TruncatedTrajectory,
+    steps_from_columns,
+)
 from agentgym_credit.integrations.verl.dataproto import from_dataproto, to_dataproto
 from agentgym_credit.integrations.verl.estimators import VERL_ESTIMATORS, estimator_fn, register
 
@@ -45,6 +51,7 @@ __all__ = [
     "outputs_to_dataproto",
     "STEP_COLUMNS",
     "MissingStepColumns",
+    "TruncatedTrajectory",
     "steps_from_columns",
     "to_dataproto",
     "from_dataproto",

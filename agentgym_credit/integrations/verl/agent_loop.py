@@ -21,8 +21,13 @@ What lives here:
 - :func:`outputs_to_dataproto`: the outputs of finished runs as one step-row ``DataProto`` (for a
   driver that calls the loop itself; verl's v1 trainer does this on its own).
 
-Env calls run on one worker thread (:func:`_env_call`), off verl's event loop. Keys are computed by the
-collector's own env worker (:class:`~agentgym_credit.wrappers.workers.EnvWorker`
+Env calls run off verl's event loop in a pool of env processes (or threads) sized by the row settings
+``env_pool`` / ``env_workers`` (:mod:`~agentgym_credit.integrations.verl.env_pool`). The prompt is our
+trainer's (``prompting="plain"``) or verl-agent's reason-then-act format with its step-count header and invalid
+format projection (``prompting="verl-agent"``, :mod:`~agentgym_credit.integrations.verl.prompting`). Each
+output's ``extra_fields["reward_extra_info"]`` holds ``acc`` (the episode was won) and ``acc/<category>``
+(ALFWorld task type, WebShop product category), which verl's validation averages per data source. Keys are
+computed by the collector's own env worker (:class:`~agentgym_credit.wrappers.workers.EnvWorker`
 with :class:`~agentgym_credit.wrappers.history.HistoryFingerprint`), so they equal those of a
 :class:`~agentgym_credit.wrappers.GroupedRolloutCollector` batch. An env that raises ends the
 trajectory: its steps so far are returned with ``agc_failed=True`` (the estimators give them advantage 0).
@@ -32,10 +37,7 @@ each step's own reward from ``agc_reward``.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from concurrent.futures import ThreadPoolExecutor
-from types import SimpleNamespace
 from typing import Any
 from uuid import uuid4
 
@@ -44,42 +46,52 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetr
 
 from agentgym_credit.integrations.verl.columns import columns_from_extra_fields
 from agentgym_credit.integrations.verl.dataproto import step_tensors
-from agentgym_credit.trainer.policy import LLMPolicy, task_text, template_for
-from agentgym_credit.wrappers.action_projection import extract_action
-from agentgym_credit.wrappers.workers import EnvFactory, EnvFailure, EnvWorker
+from agentgym_credit.integrations.verl.env_pool import env_handle
+from agentgym_credit.integrations.verl.prompting import PROMPTINGS, Prompter, project_response
+from agentgym_credit.trainer.policy import task_text
+from agentgym_credit.wrappers.workers import EnvFailure
 
 AGENT_NAME = "agc_credit_env"
 DEFAULTS: dict[str, Any] = {"seed": 0, "task": None, "env_kwargs": {}, "max_steps": 30, "history_len": 4,
-                            "history_depth": 4}
-"""Per-row settings (``extra_info["agc"]``) and their defaults; ``env_id`` is required."""
+                            "history_depth": 4, "prompting": "plain", "env_pool": "process", "env_workers": 4}
+"""Per-row settings (``extra_info["agc"]``) and their defaults; ``env_id`` is required. ``prompting``: ``"plain"``
+or ``"verl-agent"`` (:mod:`~agentgym_credit.integrations.verl.prompting`); ``env_pool``/``env_workers``: where
+env calls run (module docstring)."""
 
 
 def group_dataset(env_id: str, seeds: list[int], *, tasks: list[Any] | None = None,
                   env_kwargs: dict[str, Any] | None = None, max_steps: int = 30, history_len: int = 4,
-                  history_depth: int = 4) -> list[dict[str, Any]]:
+                  history_depth: int = 4, prompting: str = "plain", env_pool: str = "process", env_workers: int = 4,
+                  data_source: str | None = None) -> list[dict[str, Any]]:
     """One verl dataset row per group (``seeds[i]``, ``tasks[i]``); ``prompt`` is a placeholder that
-    verl's dataset needs (the loop builds every prompt itself)."""
+    verl's dataset needs (the loop builds every prompt itself). ``data_source`` (default ``env_id``) is what
+    verl's validation metrics are grouped by (e.g. ``"alfworld/dev"`` vs ``"alfworld/generated"``)."""
     if tasks is not None and len(tasks) != len(seeds):
         raise ValueError(f"got {len(tasks)} tasks for {len(seeds)} seeds")
+    check_env_id(env_id)
     rows = []
     for i, seed in enumerate(seeds):
         agc = {"env_id": env_id, "seed": int(seed), "task": None if tasks is None else tasks[i],
                "env_kwargs": json.dumps(env_kwargs or {}), "max_steps": int(max_steps),
-               "history_len": int(history_len), "history_depth": int(history_depth)}
-        rows.append({"data_source": env_id, "agent_name": AGENT_NAME,
+               "history_len": int(history_len), "history_depth": int(history_depth), "prompting": str(prompting),
+               "env_pool": str(env_pool), "env_workers": int(env_workers)}
+        rows.append({"data_source": data_source or env_id, "agent_name": AGENT_NAME,
                      "prompt": [{"role": "user", "content": f"{env_id} seed {int(seed)}"}],
                      "extra_info": {"index": i, "agc": agc}})
     return rows
 
 
-_ENV_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agc-env")
+def check_env_id(env_id: Any) -> str:
+    """``env_id`` if it is a registered ``credit/*`` env, else a ValueError naming the ones there are."""
+    import gymnasium as gym
 
+    import agentgym_credit.envs  # noqa: F401  (registers the credit/* ids)
 
-async def _env_call(fn: Any, *args: Any) -> Any:
-    """Run an env call off the event loop (verl runs many agent loops on one loop, and an ALFWorld step
-    takes milliseconds): one thread for every env of the process, so env code never runs concurrently
-    while generation requests of the other loops proceed."""
-    return await asyncio.get_running_loop().run_in_executor(_ENV_THREAD, fn, *args)
+    ours = sorted(k for k in gym.registry if k.startswith("credit/"))
+    if not isinstance(env_id, str) or env_id not in ours:
+        raise ValueError(f"agent loop {AGENT_NAME!r} plays credit/* envs (they record the state keys the "
+                         f"estimators need); got env_id {env_id!r}. Registered: {', '.join(ours)}")
+    return env_id
 
 
 def _settings(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -90,25 +102,16 @@ def _settings(kwargs: dict[str, Any]) -> dict[str, Any]:
     if not agc.get("env_id"):
         raise ValueError(f"agent loop {AGENT_NAME!r}: the dataset row names no env (extra_info['agc']['env_id']); "
                          "build rows with agentgym_credit.integrations.verl.group_dataset")
+    check_env_id(agc["env_id"])
     out = {**DEFAULTS, **agc}
     if isinstance(out["env_kwargs"], str):
         out["env_kwargs"] = json.loads(out["env_kwargs"] or "{}")
+    if out["prompting"] not in PROMPTINGS:
+        raise ValueError(f"prompting must be one of {', '.join(PROMPTINGS)}, got {out['prompting']!r}")
+    if out["env_pool"] not in ("process", "thread") or int(out["env_workers"]) < 1:
+        raise ValueError(f"env_pool must be 'process' or 'thread' and env_workers >= 1, got {out['env_pool']!r}, "
+                         f"{out['env_workers']!r}")
     return out
-
-
-class _Prompter(LLMPolicy):
-    """Our trainer's prompt construction (:class:`~agentgym_credit.trainer.policy.LLMPolicy`: template, chat
-    template or plain text, last-H history, oldest turns dropped to fit) without its sampler: verl's server
-    manager generates. One instance per trajectory (key 0)."""
-
-    def __init__(self, tokenizer: Any, env_id: str, history_len: int, max_prompt_tokens: int, task: str | None):
-        super().__init__(SimpleNamespace(tokenizer=tokenizer), template_for(env_id), history_len=history_len,
-                         max_prompt_tokens=max_prompt_tokens)
-        self._task[0] = task
-        self._history[0] = []
-
-    def add(self, observation: str, response_text: str) -> None:
-        self._history[0].append((observation, extract_action(response_text)))
 
 
 @register(AGENT_NAME)
@@ -124,23 +127,26 @@ class CreditEnvAgentLoop(AgentLoopBase):
         cfg = _settings(kwargs)
         env_id = str(cfg["env_id"])
         copy = int(kwargs.get("session_id", uuid4().int % (1 << 30)))
-        worker = EnvWorker(EnvFactory(env_id, tuple(sorted(cfg["env_kwargs"].items()))),
-                           history_depth=int(cfg["history_depth"]))
+        env = env_handle(cfg)
         options = {} if cfg["task"] is None else {"task": cfg["task"]}
         traj_uid = uuid4().hex
         steps: list[dict[str, Any]] = []
+        category, last_info = "", {}
         try:
-            obs, _, _, _, info, hs, ho = await _env_call(worker.reset_slot, 0, int(cfg["seed"]), options, copy)
-            prompter = _Prompter(self.tokenizer, env_id, int(cfg["history_len"]), self.prompt_length, task_text(info))
+            obs, _, _, _, info, hs, ho = await env.call("reset_slot", int(cfg["seed"]), options, copy)
+            category = await env.category(env_id, info)
+            prompter = Prompter(self.tokenizer, env_id, int(cfg["history_len"]), self.prompt_length, task_text(info),
+                                cfg["prompting"])
             for t in range(int(cfg["max_steps"])):
                 prompt_ids = prompter.prompt_ids(obs, info, 0)
                 out = await self.server_manager.generate(request_id=uuid4().hex, prompt_ids=prompt_ids,
                                                          sampling_params=sampling_params)
                 response = list(out.token_ids)[: self.response_length]
                 logprobs = list(out.log_probs)[: self.response_length] if out.log_probs else None
-                action = self.tokenizer.decode(response, skip_special_tokens=True).strip()
+                text = self.tokenizer.decode(response, skip_special_tokens=True).strip()
+                action, well_formed = project_response(text, cfg["prompting"])
                 prompter.add(obs, action)
-                res = await _env_call(worker.step_slot, 0, action)
+                res = await env.call("step_slot", action)
                 row = {"prompt_ids": prompt_ids, "response_ids": response, "logprobs": logprobs, "t": t,
                        "state_key": hs, "obs_key": ho, "history_keys": [int(x) for x in info["history_keys"]],
                        "state_index": int(info.get("state_index", -1)), "reward": 0.0, "done": False,
@@ -149,19 +155,26 @@ class CreditEnvAgentLoop(AgentLoopBase):
                 if row["failed"]:
                     break
                 obs, reward, term, trunc, info, hs, ho = res
-                row.update(reward=float(reward), valid=bool(info.get("action_valid", True)),
+                last_info = info
+                row.update(reward=float(reward), valid=bool(info.get("action_valid", True)) and well_formed,
                            done=bool(term or trunc or t == int(cfg["max_steps"]) - 1))
                 if row["done"]:
                     break
         finally:
-            worker.close()
+            await env.close()
         failed = any(s["failed"] for s in steps)
         ret = float(sum(s["reward"] for s in steps))
         task_id = str(cfg["task"]) if cfg["task"] is not None else ""
+        won = float(bool(last_info.get("won", ret > 0))) if not failed else 0.0
+        # verl's validation reads reward_extra_info per data source: "acc" (success), and success per task
+        # category (ALFWorld task type, WebShop product category); its v1 worker copies the last output's
+        # reward_extra_info onto the others and needs the key on it
+        extra_info = {"acc": won, **({f"acc/{category}": won} if category else {})}
         return [AgentLoopOutput(
             prompt_ids=s["prompt_ids"], response_ids=s["response_ids"], response_mask=[1] * len(s["response_ids"]),
             response_logprobs=s["logprobs"], reward_score=ret, num_turns=2, metrics=AgentLoopMetrics(),
-            extra_fields={"traj_uid": traj_uid, "agc_step": s["t"], "agc_reward": s["reward"],
+            extra_fields={"reward_extra_info": dict(extra_info), "traj_uid": traj_uid, "agc_step": s["t"],
+                          "agc_reward": s["reward"],
                           "agc_done": s["done"], "agc_valid": s["valid"], "agc_state_key": s["state_key"],
                           "agc_obs_key": s["obs_key"], "agc_history_keys": s["history_keys"],
                           "agc_failed": failed, "agc_task_id": task_id, "agc_state_index": s["state_index"],
@@ -182,8 +195,12 @@ def outputs_to_dataproto(runs: list[list[AgentLoopOutput]], uids: list[str], *, 
         raise ValueError("outputs_to_dataproto: no steps in these runs")
     outs = [o for _, o in rows]
     has_lp = all(o.response_logprobs is not None for o in outs)
+    returns: dict[tuple[str, Any], float] = {}
+    for uid, o in rows:  # the episode return of each trajectory, on each of its rows (verl-agent's convention)
+        key = (uid, o.extra_fields["traj_uid"])
+        returns[key] = returns.get(key, 0.0) + float(o.extra_fields["agc_reward"])
     tensors = step_tensors([o.prompt_ids for o in outs], [o.response_ids for o in outs],
-                           [o.extra_fields["agc_reward"] for o in outs],
+                           [returns[(uid, o.extra_fields["traj_uid"])] for uid, o in rows],
                            [o.response_logprobs for o in outs] if has_lp else None, int(pad_token_id))
     if has_lp:
         tensors["rollout_log_probs"] = tensors.pop("old_log_probs")
@@ -192,4 +209,4 @@ def outputs_to_dataproto(runs: list[list[AgentLoopOutput]], uids: list[str], *, 
     return DataProto.from_dict(tensors=tensors, non_tensors=non_tensors)
 
 
-__all__ = ["AGENT_NAME", "DEFAULTS", "CreditEnvAgentLoop", "group_dataset", "outputs_to_dataproto"]
+__all__ = ["AGENT_NAME", "DEFAULTS", "CreditEnvAgentLoop", "check_env_id", "group_dataset", "outputs_to_dataproto"]

@@ -8,15 +8,22 @@ What lives here (pure numpy; no verl import):
 - :data:`OPTIONAL_COLUMNS`: columns read when present (``agc_failed``);
 - :class:`MissingStepColumns`: the error for a batch that lacks some of them;
 - :func:`missing_columns`, :func:`steps_from_columns`: check the columns, build
-  :class:`~agentgym_credit.credit.steps.StepArrays` (rows of failed trajectories left out);
+  :class:`~agentgym_credit.credit.steps.StepArrays` (rows of failed trajectories and padding rows left out);
+- :func:`padding_rows`: the rows that are not env steps: verl's padding copies
+  (``padding_utils.upsample_batch_to_divisible_size`` appends copies of row 0 with an empty response mask
+  and a fresh ``pad...`` uid) and other empty-response rows whose step another row already holds;
+- :class:`TruncatedTrajectory`, :class:`~agentgym_credit.errors.GroupMismatchError`: a trajectory that lost
+  rows from its end (DAPO / overlong filtering), a group whose rollouts did not start alike;
 - :func:`columns_from_extra_fields`: the columns from the agent loop outputs' ``extra_fields`` dicts;
 - :func:`pending_step_columns`: a context in which the estimators read step columns that the
   trainer fetched apart (verl's v1 trainer hands ``compute_advantage`` a DataProto with ``uid`` only).
 
 One row = one env step (the verl-agent layout): the step's prompt, the response that was the action,
-and these columns. ``agc_reward`` is the env's reward of that step. verl's ``token_level_rewards`` is
-not read for it: verl's reward pipeline keeps one score per sample, and its multi-output agent loop
-(``trainer.use_v1``) copies the last output's score onto every output of a trajectory.
+and these columns. ``agc_reward`` is the env's reward of that step, which our estimators read. verl's
+``token_level_rewards`` holds, as verl-agent writes it, the trajectory's **episode return** on each step row's
+last response token (verl's multi-output agent loop, ``trainer.use_v1``, copies the last output's score onto
+every output of a trajectory the same way), so verl's built-in ``grpo`` on the same rows is the fair episode
+baseline: it equals our ``grpo`` with ``episode_baseline="step"`` (``tests/test_integration_verl.py``).
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from agentgym_credit.credit.steps import StepArrays
-from agentgym_credit.errors import CreditError
+from agentgym_credit.errors import CreditError, GroupMismatchError, StepArraysError
 
 GROUP = "uid"
 TRAJ = "traj_uid"
@@ -66,6 +73,15 @@ class MissingStepColumns(CreditError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])
+
+
+class TruncatedTrajectory(StepArraysError):
+    """Rows missing from the end of a trajectory: its last row present is not ``agc_done``.
+
+    Every trajectory the agent loop (or :func:`~agentgym_credit.integrations.verl.to_dataproto`) writes ends
+    on a ``agc_done`` row (terminated, truncated, or cut at ``max_steps``), so a trajectory without one lost
+    its final rows on the way, e.g. to verl's DAPO group filter or to overlong-response filtering. Its returns
+    would be wrong silently; filter whole trajectories (or whole groups), or mark them ``agc_failed``."""
 
 
 def missing_columns(non_tensor_batch: Mapping[str, Any], has_index: bool) -> list[str]:
@@ -108,31 +124,120 @@ def _u64(col: Any) -> Any:
     return arr.tolist() if arr.dtype == object else arr
 
 
+def padding_rows(non_tensor_batch: Mapping[str, Any], nonempty: np.ndarray) -> np.ndarray:
+    """Rows (bool mask) that are not env steps, given ``nonempty`` (the rows with response tokens).
+
+    An empty-response row is padding when another row holds its step (same ``traj_uid`` and ``agc_step``:
+    verl's padding copies of row 0), when its step columns are ``None``, or when its ``uid`` is verl's
+    padding uid (``pad...``) and a row of another uid holds the same step; of several empty-response rows
+    holding a step no other row holds, one is kept (a real step whose response was empty)."""
+    nonempty = np.asarray(nonempty, dtype=bool).reshape(-1)
+    n = len(nonempty)
+    pad = np.zeros(n, dtype=bool)
+    if nonempty.all():
+        return pad
+    nt = non_tensor_batch
+    if any(c not in nt for c in (TRAJ, "agc_step")):
+        return ~nonempty
+    traj, step = list(nt[TRAJ]), list(nt["agc_step"])
+    uid = [str(u) for u in nt[GROUP]] if GROUP in nt else [""] * n
+    holders: dict[tuple[str, str], list[int]] = {}
+    for i in range(n):
+        if traj[i] is None or step[i] is None:
+            pad[i] = not nonempty[i]
+            continue
+        holders.setdefault((str(traj[i]), str(int(step[i]))), []).append(i)
+    for rows in holders.values():
+        empty = [i for i in rows if not nonempty[i]]
+        if not empty:
+            continue
+        if len(empty) < len(rows):  # a row with a response holds this step
+            pad[empty] = True
+            continue
+        keep = next((i for i in empty if not uid[i].startswith("pad")), empty[0])
+        pad[[i for i in empty if i != keep]] = True
+    return pad
+
+
+def _check_groups(nt: Mapping[str, Any], group: np.ndarray, t: np.ndarray, state_key: Any) -> None:
+    """Rollouts of one group must share env, seed, task and initial state (GroupMismatchError)."""
+    for c in ("agc_env_id", "agc_seed", "agc_task_id"):
+        if c not in nt:
+            continue
+        vals = np.array([str(x) for x in list(nt[c])])
+        for g in np.unique(group):
+            seen = np.unique(vals[group == g])
+            if len(seen) > 1:
+                raise GroupMismatchError(f"rollout group {g} mixes {c} values {', '.join(seen[:4])}: the rows "
+                                         "of one uid must be rollouts of one env, seed and task")
+    first = np.flatnonzero(t == 0)
+    keys = np.asarray(state_key, dtype=object)[first].astype(str) if len(first) else np.zeros(0, dtype=str)
+    for g in np.unique(group[first]):
+        seen = np.unique(keys[group[first] == g])
+        if len(seen) > 1:
+            raise GroupMismatchError(f"rollout group {g} has {len(seen)} different initial states (agc_state_key "
+                                     "at agc_step 0): GiGPO/GRPO compare rollouts from ONE initial state; give "
+                                     "each initial state its own uid")
+
+
+def _check_ends(traj: np.ndarray, t: np.ndarray, done: np.ndarray, kept: np.ndarray, labels: list[Any]) -> None:
+    rows = np.flatnonzero(kept)
+    if not len(rows):
+        return
+    order = rows[np.lexsort((t[rows], traj[rows]))]
+    last = order[np.r_[traj[order][1:] != traj[order][:-1], True]]
+    cut = last[~done[last]]
+    if len(cut):
+        names = ", ".join(f"{labels[i]!r} (ends at agc_step {int(t[i])})" for i in cut[:5])
+        raise TruncatedTrajectory(f"{len(cut)} trajectorie(s) lack their final rows: {names}"
+                                  f"{' ...' if len(cut) > 5 else ''}. Their last row is not agc_done, so rows "
+                                  "were dropped from their end (DAPO / overlong filtering?); drop whole "
+                                  "trajectories or groups instead, or mark them agc_failed")
+
+
 def steps_from_columns(non_tensor_batch: Mapping[str, Any], index: Any = None, *,
-                       estimator: str = "agc") -> tuple[StepArrays, np.ndarray]:
+                       estimator: str = "agc", nonempty: np.ndarray | None = None) -> tuple[StepArrays, np.ndarray]:
     """``(StepArrays, kept)``: the steps of the batch rows whose trajectory did not fail, and the row mask.
 
     ``index`` is verl's group column (``uid``); when ``None`` it is read from ``non_tensor_batch``.
-    Raises :class:`MissingStepColumns` when a required column is absent.
+    ``nonempty`` (the rows with response tokens), when given, lets :func:`padding_rows` leave padding out.
+    Raises :class:`MissingStepColumns` when a required column is absent, :class:`TruncatedTrajectory` when a
+    trajectory lost its final rows, :class:`~agentgym_credit.errors.GroupMismatchError` for mixed groups.
     """
     missing = missing_columns(non_tensor_batch, index is not None)
     if missing:
         raise MissingStepColumns(missing, estimator)
-    nt = non_tensor_batch
+    nt = dict(non_tensor_batch)
+    if index is not None:
+        nt[GROUP] = index
+    n = len(np.asarray(nt[GROUP]).reshape(-1))
+    pad = np.zeros(n, dtype=bool) if nonempty is None else padding_rows(nt, nonempty)
+    if pad.any():
+        real = ~pad
+        sub = {k: (np.asarray(v, dtype=object)[real] if not isinstance(v, np.ndarray) else v[real])
+               for k, v in nt.items() if k in (GROUP, *STEP_COLUMNS, *OPTIONAL_COLUMNS) or k.startswith("agc_")}
+        steps, kept_real = steps_from_columns(sub, None, estimator=estimator)
+        kept = np.zeros(n, dtype=bool)
+        kept[np.flatnonzero(real)[kept_real]] = True
+        return steps, kept
     for c in STEP_COLUMNS:
         col = np.asarray(nt[c]) if not isinstance(nt[c], np.ndarray) else nt[c]
         if col.dtype == object and any(x is None for x in col.tolist()):
             row = next(i for i, x in enumerate(col.tolist()) if x is None)
             raise MissingStepColumns([c], estimator, detail=f"row {row} of {c} is None (a row without the step "
                                                              "data, e.g. an output of another agent loop)")
-    group = _ids(nt[GROUP] if index is None else index)
-    n = len(group)
+    group = _ids(nt[GROUP])
     kept = np.ones(n, dtype=bool)
     if "agc_failed" in nt:
         kept = ~np.asarray(nt["agc_failed"], dtype=bool).reshape(-1)
+    traj = _within_group(group, _ids(nt[TRAJ]))
+    t = np.asarray(nt["agc_step"]).astype(np.int64)
+    done = np.asarray(nt["agc_done"]).astype(bool)
+    _check_groups(nt, group, t, _u64(nt["agc_state_key"]))
+    _check_ends(traj, t, done, kept, list(nt[TRAJ]))
     cols = dict(
-        group_id=group, traj_id=_within_group(group, _ids(nt[TRAJ])), t=np.asarray(nt["agc_step"]).astype(np.int64),
-        reward=np.asarray(nt["agc_reward"]).astype(np.float64), done=np.asarray(nt["agc_done"]).astype(bool),
+        group_id=group, traj_id=traj, t=t,
+        reward=np.asarray(nt["agc_reward"]).astype(np.float64), done=done,
         state_key=_u64(nt["agc_state_key"]), obs_key=_u64(nt["agc_obs_key"]),
         history_keys=_history(nt["agc_history_keys"], n), valid=np.asarray(nt["agc_valid"]).astype(bool),
     )
@@ -177,5 +282,5 @@ def with_pending(non_tensor_batch: Mapping[str, Any], n_rows: int) -> Mapping[st
 
 
 __all__ = ["GROUP", "TRAJ", "STEP_COLUMNS", "OPTIONAL_COLUMNS", "HOW_TO", "MissingStepColumns",
-           "missing_columns", "steps_from_columns", "columns_from_extra_fields", "pending_step_columns",
+           "TruncatedTrajectory", "missing_columns", "padding_rows", "steps_from_columns", "columns_from_extra_fields", "pending_step_columns",
            "with_pending"]

@@ -11,7 +11,8 @@ Tensors (``batch``), for ``n`` steps, ``P`` = longest prompt, ``R`` = longest re
 ``prompts`` [n, P] left-padded, ``responses`` [n, R] right-padded, ``input_ids`` = both,
 ``attention_mask`` (1 on real tokens), ``position_ids`` (count of real tokens before, from 0, as
 verl computes them), ``response_mask`` [n, R] (1 on response tokens), ``token_level_rewards``
-[n, R] (the step's reward on its last response token, verl-agent's convention) and
+[n, R] (the trajectory's episode return R(tau) on each step row's last response token: what verl-agent's
+reward manager writes, so verl's built-in estimators see each step row with its episode's score) and
 ``old_log_probs`` [n, R] when every step has the sampler's ``logprobs``.
 
 Token ids come from each step's extras (``prompt_ids``, ``response_ids``: what
@@ -53,7 +54,8 @@ def _obj(values: list[Any]) -> np.ndarray:
 
 def step_tensors(prompts: list[list[int]], responses: list[list[int]], rewards: list[float],
                  logprobs: list[list[float]] | None, pad: int) -> dict[str, Any]:
-    """verl's step-row tensors (module docstring) from per-row token ids, rewards and log-probs."""
+    """verl's step-row tensors (module docstring) from per-row token ids, scores (on each row's last response
+    token: the episode return) and log-probs."""
     import torch
 
     n = len(prompts)
@@ -115,7 +117,8 @@ def to_dataproto(batch: RolloutBatch, tokenizer: Any = None, *, pad_token_id: in
     n = len(batch)
     logprobs = [e.get("logprobs") for e in batch.extras]
     has_lp = all(lp is not None and len(lp) == len(r) for lp, r in zip(logprobs, responses))
-    tensors = step_tensors(prompts, responses, batch.reward.tolist(), logprobs if has_lp else None, pad)
+    episode_return = (batch.traj.ret + batch.traj.prefix_return)[batch.traj_id] if len(batch.traj) else np.zeros(n)
+    tensors = step_tensors(prompts, responses, episode_return.tolist(), logprobs if has_lp else None, pad)
     # what the tensors carry exactly is left out of agc_extras, and read back from the tensors
     moved = (("prompt_ids", "response_ids") if source == "extras" else ()) + (("logprobs",) if has_lp else ())
     failed = batch.traj.failed[batch.traj_id] if len(batch.traj) else np.zeros(n, dtype=bool)

@@ -3,7 +3,9 @@
 What lives here:
 
 - :data:`VERL_ESTIMATORS`: verl name -> (our estimator name, fixed options): ``agc_gigpo`` (GiGPO,
-  true-state anchors), ``agc_gigpo_obs`` (GiGPO, observation anchors as in the reference code),
+  true-state anchors), ``agc_gigpo_obs`` (our GiGPO with observation anchors: NOT verl-agent's numbers, whose
+  episode baseline runs over step rows and which penalizes invalid actions), ``agc_verl_agent`` (GiGPO exactly
+  as verl-agent computes it: the ``verl-agent`` preset, :mod:`agentgym_credit.credit.verl_agent`),
   ``agc_hgpo``, ``agc_grpo``, ``agc_rloo``;
 - :func:`register`: adds them with ``verl.trainer.ppo.core_algos.register_adv_est`` (idempotent), so a
   verl config selects one with ``algorithm.adv_estimator=agc_gigpo``;
@@ -14,7 +16,13 @@ config=None, non_tensor_batch=None, **kwargs) -> (advantages, returns)``: it bui
 :class:`~agentgym_credit.credit.steps.StepArrays` from the step columns
 (:mod:`~agentgym_credit.integrations.verl.columns`), calls :func:`agentgym_credit.credit.advantages`
 and tiles each step's advantage over its response tokens (``response_mask``); ``returns`` equals
-``advantages``, as for verl's own outcome estimators. Rows of failed trajectories get 0.
+``advantages``, as for verl's own outcome estimators. Rows of failed trajectories get 0, and so do
+padding rows: verl's v1 trainer pads every batch to a multiple of lcm(dp, ppo_mini_batch_size x n) with
+copies of row 0 whose response mask is empty (``padding_utils.upsample_batch_to_divisible_size``); those rows
+are left out of the estimator's input (:func:`~agentgym_credit.integrations.verl.columns.padding_rows`), so
+the real rows' advantages are those of the batch without them. A trajectory whose final rows are missing
+(DAPO / overlong filtering) raises ``TruncatedTrajectory``; a group whose rows mix envs, seeds, tasks or
+initial states raises ``GroupMismatchError``.
 
 **Where the step columns come from.** verl 0.9.1's ``compute_advantage``
 (``verl.trainer.ppo.ray_trainer``, also called by the v1 trainer) passes a registered estimator only
@@ -23,9 +31,9 @@ goes to its ``gdpo`` estimator alone. So when ``non_tensor_batch`` is not passed
 it from the ``DataProto`` that the calling ``compute_advantage`` holds, and only from one whose
 ``batch["response_mask"]`` *is* the tensor it received (an identity check, never a guess). Pass
 ``non_tensor_batch=`` explicitly from your own trainer (verl-agent style) to skip that lookup. verl's v1
-trainer builds that DataProto with ``uid`` alone; our trainer mode ``agc_sync``
-(:mod:`~agentgym_credit.integrations.verl.trainer`) fetches the step columns apart and hands them over
-with :func:`~agentgym_credit.integrations.verl.columns.pending_step_columns`.
+trainer builds that DataProto with ``uid`` alone; our trainer (:mod:`~agentgym_credit.integrations.verl.trainer`,
+installed under verl's own mode ``"sync"``) fetches the step columns apart and hands them over with
+:func:`~agentgym_credit.integrations.verl.columns.pending_step_columns`.
 
 **Options.** Our defaults (e.g. GiGPO gamma = 0.95, omega = 1); override them per run with
 ``+algorithm.agc_options.<option>=value`` (read from ``config.agc_options`` when the config carries
@@ -46,6 +54,7 @@ from agentgym_credit.integrations.verl.columns import steps_from_columns, with_p
 VERL_ESTIMATORS: dict[str, tuple[str, dict[str, Any]]] = {
     "agc_gigpo": ("gigpo", {"anchor": "state_key"}),
     "agc_gigpo_obs": ("gigpo", {"anchor": "obs_key"}),
+    "agc_verl_agent": ("verl-agent", {}),
     "agc_hgpo": ("hgpo", {}),
     "agc_grpo": ("grpo", {}),
     "agc_rloo": ("rloo", {}),
@@ -105,7 +114,8 @@ def estimator_fn(name: str) -> Callable[..., tuple[Any, Any]]:
         if nt is None:
             nt = {} if index is None else {"uid": index}
         nt = with_pending(nt, int(response_mask.shape[0]))
-        steps, kept = steps_from_columns(nt, index, estimator=name)
+        nonempty = (response_mask.reshape(response_mask.shape[0], -1) != 0).any(dim=-1).cpu().numpy()
+        steps, kept = steps_from_columns(nt, index, estimator=name, nonempty=nonempty)
         if len(kept) != response_mask.shape[0]:
             raise ValueError(f"{name}: response_mask has {response_mask.shape[0]} rows, the step columns {len(kept)}")
         opts = _config_options(config)

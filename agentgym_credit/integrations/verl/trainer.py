@@ -2,17 +2,26 @@
 
 What lives here:
 
-- :func:`trainer_class`: ``PPOTrainerSync`` (verl 0.9.1, ``trainer.use_v1=True``) with one method
-  changed, ``_compute_advantage``: it fetches the outputs' ``extra_fields`` from verl's TransferQueue
-  (as verl's own trainer does for its speculative-decoding metrics) and runs verl's advantage step
-  inside :func:`~agentgym_credit.integrations.verl.columns.pending_step_columns`, so that our
-  registered estimators see the step columns (verl's step hands them a DataProto with ``uid`` only).
-  It is registered as trainer mode ``agc_sync`` (``trainer.v1.trainer_mode=agc_sync``);
+- :func:`trainer_class`: ``CreditPPOTrainerSync``, verl's ``PPOTrainerSync`` (verl 0.9.1,
+  ``trainer.use_v1=True``) with one method changed, ``_compute_advantage``: it fetches the outputs'
+  ``extra_fields`` from verl's TransferQueue (as verl's own trainer does for its speculative-decoding
+  metrics) and runs verl's advantage step inside
+  :func:`~agentgym_credit.integrations.verl.columns.pending_step_columns`, so that our registered estimators
+  see the step columns (verl's step hands them a DataProto with ``uid`` only);
+- :func:`install`: puts that class in verl's trainer registry **under verl's own mode name** ``"sync"``
+  (:data:`TRAINER_MODE`), in the calling process. verl's ``trainer_base`` compares ``trainer_mode`` with the
+  literal ``"sync"`` (replay buffer, refill, checkpoint and resubmission branches) and reads the
+  ``trainer.v1.<mode>`` config section, so a new mode name would switch verl into its async paths; keeping
+  ``"sync"`` keeps every sync branch. The config needs nothing of ours here: verl's default
+  ``trainer.v1.trainer_mode`` is ``sync``;
 - :func:`main`: ``python -m agentgym_credit.integrations.verl.trainer <hydra overrides>`` — verl's
-  ``main_ppo`` with a task runner that imports this bridge first in its Ray actor (so the estimators,
-  the agent loop and the trainer mode are registered where verl looks them up).
+  ``main_ppo`` with a task runner that imports this bridge and calls :func:`install` first in its Ray actor
+  (where verl's ``get_trainer_cls`` looks the mode up).
 
-Nothing here runs without verl's GPU stack (TransferQueue, vLLM/SGLang, FSDP); see ``examples/verl/``.
+verl's padding rows (``_balance_batch`` pads every step to a multiple of lcm(dp, ppo_mini_batch_size x n))
+reach the estimator with an empty response mask and get advantage 0
+(:mod:`~agentgym_credit.integrations.verl.estimators`). Tested on CPU against a real TransferQueue
+(``tests/test_integration_verl_v1.py``); rollouts (vLLM/SGLang) and the FSDP update need GPUs.
 """
 
 from __future__ import annotations
@@ -21,25 +30,25 @@ from typing import Any
 
 from agentgym_credit.errors import DependencyNotInstalled
 
-TRAINER_MODE = "agc_sync"
-GPU_STACK = ("pip install -e '.[verl]'", "pip install 'verl[vllm]==0.9.1' 'TransferQueue>=0.1.10'")
-"""What verl's v1 trainer needs beyond our ``verl`` extra (vLLM for rollouts, TransferQueue for its data)."""
+TRAINER_MODE = "sync"
+"""The verl trainer mode our trainer is installed under: verl's own (see the module docstring)."""
+GPU_STACK = ("pip install 'agentgym-credit[verl]'", "pip install 'verl[vllm]==0.9.1'")
+"""What verl's v1 trainer needs: our ``verl`` extra (verl, TransferQueue) and, for rollouts, vLLM."""
+
+_CLASS: list[type] = []
 
 
 def trainer_class() -> type:
-    """The registered ``agc_sync`` trainer class (created and registered on first call)."""
+    """``CreditPPOTrainerSync`` (created on first call; not registered: see :func:`install`)."""
+    if _CLASS:
+        return _CLASS[0]
     try:
         import transfer_queue as tq
-        from verl.trainer.ppo.v1 import PPOTrainerSync, register_trainer
-        from verl.trainer.ppo.v1.trainer_base import TRAINER_REGISTRY
+        from verl.trainer.ppo.v1 import PPOTrainerSync
     except ImportError as e:
-        raise DependencyNotInstalled(e.name or "transfer_queue", "verl",
-                                     commands=GPU_STACK) from None
+        raise DependencyNotInstalled(e.name or "transfer_queue", "verl", commands=GPU_STACK) from None
 
     from agentgym_credit.integrations.verl.columns import columns_from_extra_fields, pending_step_columns
-
-    if TRAINER_MODE in TRAINER_REGISTRY:
-        return TRAINER_REGISTRY[TRAINER_MODE]
 
     class CreditPPOTrainerSync(PPOTrainerSync):
         """``PPOTrainerSync`` whose advantage step sees the agent loop's step columns."""
@@ -50,7 +59,24 @@ def trainer_class() -> type:
             with pending_step_columns(columns):
                 return super()._compute_advantage(batch, metrics)
 
-    return register_trainer(TRAINER_MODE)(CreditPPOTrainerSync)
+    _CLASS.append(CreditPPOTrainerSync)
+    return CreditPPOTrainerSync
+
+
+def install() -> type:
+    """Make verl's ``get_trainer_cls("sync")`` return :func:`trainer_class` in this process (idempotent).
+
+    Refuses when ``"sync"`` holds a class that is neither verl's ``PPOTrainerSync`` nor ours."""
+    cls = trainer_class()
+    from verl.trainer.ppo.v1 import PPOTrainerSync
+    from verl.trainer.ppo.v1.trainer_base import TRAINER_REGISTRY
+
+    current = TRAINER_REGISTRY.get(TRAINER_MODE)
+    if current is not cls and current is not PPOTrainerSync and current is not None:
+        raise RuntimeError(f"verl's trainer mode {TRAINER_MODE!r} is registered to {current!r}, not verl's "
+                           "PPOTrainerSync; refusing to replace another library's trainer")
+    TRAINER_REGISTRY[TRAINER_MODE] = cls
+    return cls
 
 
 def _task_runner() -> Any:
@@ -65,7 +91,7 @@ def _task_runner() -> Any:
         def run(self, config: Any) -> None:
             import agentgym_credit.integrations.verl  # noqa: F401  (estimators, agent loop)
 
-            trainer_class()
+            install()
             return super().run(config)
 
     return ray.remote(CreditTaskRunner)
@@ -81,7 +107,7 @@ def main() -> None:
     main_ppo.main()
 
 
-__all__ = ["TRAINER_MODE", "GPU_STACK", "trainer_class", "main"]
+__all__ = ["TRAINER_MODE", "GPU_STACK", "trainer_class", "install", "main"]
 
 if __name__ == "__main__":
     main()
