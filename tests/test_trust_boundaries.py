@@ -217,3 +217,69 @@ def test_webshop_refuses_payload_of_other_shapes(shop):
     with pytest.raises(TypeError, match="NaN"):
         S.pack("WebShopEnv", "x", None, {"score": float("nan")})
     env.set_state(snap)
+
+
+# -- caches ------------------------------------------------------------------------------------------
+def test_forged_alfworld_translation_is_a_warned_miss(tmp_path, monkeypatch):
+    """A well-formed translation of ANOTHER game written under this game's key (header, key and a
+    checksum anyone could recompute) turned the task into that game. Tags are keyed with the user's
+    cache secret now: such an entry is a warned miss and the real translation is rebuilt."""
+    pytest.importorskip("textworld")
+    pytest.importorskip("fast_downward")
+    import json
+    import warnings
+    import zlib
+
+    from agentgym_credit.envs import cachekey
+    from agentgym_credit.envs.alfworld import fast, sascache
+    from agentgym_credit.envs.alfworld.generator import generate_problem, problem_to_game
+
+    monkeypatch.setenv("AGENTGYM_CREDIT_SAS_CACHE", str(tmp_path / "sas"))
+    fast.translate.cache_clear()
+    a = problem_to_game(generate_problem("pick_and_place_simple", 11))
+    b = problem_to_game(generate_problem("pick_and_place_simple", 12))
+    _, sas_a = fast.pddl2sas(a["pddl_domain"], a["pddl_problem"], False)
+    _, sas_b = fast.pddl2sas(b["pddl_domain"], b["pddl_problem"], False)
+    assert sas_a != sas_b and sascache.sas_problem(sas_b) is None
+    key = sascache.entry_key(fast._version_tag(), False, a["pddl_domain"], a["pddl_problem"])
+    path = sascache.entry_path(tmp_path / "sas", key)
+    path.parent.mkdir(parents=True)
+    body = zlib.compress(json.dumps({"key": key, "sas": sas_b}).encode())
+    import hashlib
+
+    for tag in (hashlib.blake2b(body, digest_size=16).hexdigest().encode(),  # the old unkeyed checksum
+                None):  # a tag under the forger's own key
+        if tag is None:
+            with monkeypatch.context() as m:
+                m.setattr(cachekey, "cache_key", lambda: b"the forger's key, not the user's")
+                tag = sascache._digest(body)
+        path.write_bytes(sascache.SAS_CACHE_HEADER + b" " + tag + b"\n" + body)
+        with pytest.warns(sascache.SasCacheWarning, match="tag mismatch"):
+            assert sascache.read_entry(path, key) is None
+        fast.translate.cache_clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sascache.SasCacheWarning)
+            assert fast.translate(a["pddl_domain"], a["pddl_problem"], False)[1] == sas_a
+        assert sascache.read_entry(path, key) == sas_a  # rebuilt
+    fast.translate.cache_clear()
+
+
+def test_cache_key_file_is_private_and_shared_by_processes(tmp_path, monkeypatch):
+    import stat
+    import subprocess
+    import sys
+
+    from agentgym_credit.envs import cachekey
+
+    monkeypatch.delenv(cachekey.KEY_ENV, raising=False)
+    monkeypatch.setenv(cachekey.KEY_FILE_ENV, str(tmp_path / "conf" / "cache.key"))
+    cachekey.cache_key.cache_clear()
+    try:
+        key = cachekey.cache_key()
+        assert stat.S_IMODE((tmp_path / "conf" / "cache.key").stat().st_mode) == 0o600
+        child = subprocess.run([sys.executable, "-c", "from agentgym_credit.envs import cachekey;"
+                                "print(cachekey.cache_key().hex())"], capture_output=True, text=True, check=True)
+        assert child.stdout.strip() == key.hex()
+        assert cachekey.cache_tag("a", [b"x"]) != cachekey.cache_tag("b", [b"x"])
+    finally:
+        cachekey.cache_key.cache_clear()

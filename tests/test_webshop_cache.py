@@ -187,3 +187,35 @@ def test_save_is_atomic_and_leaves_no_temporary_file(tmp_path, monkeypatch):
         S.BM25Index.build(["other docs"]).save(path)
     assert path.read_bytes() == before  # the good file survives a failed overwrite
     assert sorted(p.name for p in tmp_path.iterdir()) == ["good.npz"]
+
+
+def test_forged_index_with_a_recomputed_checksum_is_a_warned_miss(tmp_path, catalog, monkeypatch):
+    """Issue 24: whoever can write the cache folder could drop a product's postings and recompute the old
+    unkeyed checksum: results silently went missing. The checksum is now keyed with the user's cache
+    secret (kept outside the folder), so such a file is a warned miss and the index is rebuilt whole."""
+    from agentgym_credit.envs import cachekey
+
+    cache = tmp_path / "cache"
+    S.clear_shared()
+    want = S.shared_index(catalog, cache=cache)
+    (path,) = cache.glob("bm25-*.npz")
+    query = catalog.goals[0]["instruction_text"]
+    dropped = want.search(query)[0]
+    forged = copy.copy(want)
+    keep = forged.postings_doc != dropped
+    counts = np.add.reduceat(keep.astype(np.int64), want.indptr[:-1]) if keep.size else keep
+    counts = np.where(np.diff(want.indptr) == 0, 0, counts)
+    forged.indptr = np.concatenate([[0], np.cumsum(counts)]).astype(want.indptr.dtype)
+    forged.postings_doc, forged.postings_weight = want.postings_doc[keep], want.postings_weight[keep]
+    forged._dense = {}
+    assert dropped not in forged.search(query)
+    with monkeypatch.context() as m:  # the forger's own key (they cannot read ours)
+        m.setattr(cachekey, "cache_key", lambda: b"the forger's key, not the user's")
+        forged.save(path)
+    with pytest.raises(S.IndexCacheError, match="cache key"):
+        S.BM25Index.load(path)
+    S.clear_shared()
+    with pytest.warns(UserWarning, match="rebuilding"):
+        idx = S.shared_index(catalog, cache=cache)
+    assert idx.search(query) == want.search(query) and dropped in idx.search(query)
+    S.clear_shared()

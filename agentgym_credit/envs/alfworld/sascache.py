@@ -8,10 +8,13 @@ What lives here:
 - :func:`read_entry` / :func:`write_entry` — read and write one entry;
 - :func:`sas_problem` — why a text is not a well-formed translation (checked before it is used).
 
-An entry is ``agc-sas/1 <blake2b-128 hex of the body>\\n`` followed by the zlib-compressed UTF-8 JSON body
+An entry is ``agc-sas/2 <tag>\\n`` followed by the zlib-compressed UTF-8 JSON body
 ``{"key": <the entry's key>, "sas": <SAS text>}``. Only text is stored: the planner task object the
 translator also returns is rebuilt from the PDDL by parsing (about 5 % of a translation's time), so a file
-in the cache can never carry code. A missing entry is a miss; a damaged (bad header, checksum,
+in the cache can never carry code. The tag is keyed BLAKE2b of the body with the per-user cache secret
+(:mod:`~agentgym_credit.envs.cachekey`, kept outside the cache folder), so a well-formed entry written by
+another hand — the translation of another game under this game's key — does not verify. A missing entry
+is a miss; a damaged (bad header, tag,
 compression or JSON), foreign (another key: a file copied or planted under this name) or old-format
 entry (the zlib pickles of earlier versions) is a miss too, with a :class:`SasCacheWarning`, and the
 caller's fresh translation overwrites it. So is an entry that is not a regular file (a FIFO, a link to
@@ -32,7 +35,9 @@ import warnings
 import zlib
 from pathlib import Path
 
-SAS_CACHE_HEADER = b"agc-sas/1"
+from agentgym_credit.envs.cachekey import cache_tag, tag_matches
+
+SAS_CACHE_HEADER = b"agc-sas/2"
 """Magic and version on the first line of every entry."""
 
 SAS_CACHE_MAX_ENTRIES = 6000
@@ -68,7 +73,8 @@ def entry_path(folder: Path, key: str) -> Path:
 
 
 def _digest(body: bytes) -> bytes:
-    return hashlib.blake2b(body, digest_size=16).hexdigest().encode()
+    """The entry's tag: keyed with the per-user cache secret (:mod:`~agentgym_credit.envs.cachekey`)."""
+    return cache_tag("agc-sas", [body]).encode()
 
 
 def _damaged(path: Path, why: str) -> None:
@@ -98,8 +104,9 @@ def read_entry(path: Path, key: str) -> str | None:
     if not sep or len(parts) != 2 or parts[0] != SAS_CACHE_HEADER:
         _damaged(path, f"not a {SAS_CACHE_HEADER.decode()} entry")
         return None
-    if parts[1] != _digest(body):
-        _damaged(path, "checksum mismatch (damaged file)")
+    if not tag_matches(parts[1], "agc-sas", [body]):
+        _damaged(path, "tag mismatch (a damaged file, or one not written by this package with this user's "
+                       "cache key)")
         return None
     try:
         inflate = zlib.decompressobj()

@@ -6,7 +6,8 @@ load), :func:`product_document` (the text indexed for a product, as the original
 :class:`IndexCacheError`.
 
 The disk cache is data: an ``.npz`` of plain arrays read with ``allow_pickle=False`` and JSON
-metadata holding a checksum of the arrays; it is written atomically (temporary file + ``os.replace``).
+metadata holding a keyed tag of the arrays (:mod:`~agentgym_credit.envs.cachekey`: an index edited and
+re-checksummed elsewhere is refused); it is written atomically (temporary file + ``os.replace``).
 A damaged, truncated, empty, planted or foreign cache file is a miss: a warning, a rebuild, and the
 file is overwritten with a good one.
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import itertools
 import json
 import os
@@ -46,6 +48,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from agentgym_credit.envs.cachekey import cache_tag
 
 INDEX_FORMAT_VERSION = 2
 DENSE_FRACTION, DENSE_MIN_DOCS, DENSE_MAX_TERMS = 8, 20_000, 64
@@ -278,14 +282,16 @@ class BM25Index:
 
     # -- disk ------------------------------------------------------------------------------------
     def checksum(self) -> str:
-        """blake2b digest of the index's arrays and parameters (stored with it, verified on load)."""
-        h = hashlib.blake2b(digest_size=16)
+        """Tag of the index's arrays and parameters (stored with it, verified on load): keyed BLAKE2b with
+        the per-user cache secret (:mod:`~agentgym_credit.envs.cachekey`), so an index edited and
+        re-checksummed by another hand (results silently dropped) does not verify."""
+        h = hashlib.blake2b(digest_size=32)
         h.update(json.dumps([INDEX_FORMAT_VERSION, self.k1, self.b, self.fingerprint]).encode())
         h.update("\x00".join(self.vocab).encode("utf-8", "surrogatepass"))
         for arr in (self.indptr, self.postings_doc, self.postings_weight, self.doc_len):
             h.update(str(arr.shape).encode())
             h.update(np.ascontiguousarray(arr).tobytes())
-        return h.hexdigest()
+        return cache_tag("agc-bm25-index", [h.digest()])
 
     def save(self, path: str | Path) -> None:
         """Write the index to ``path`` (``.npz`` of plain arrays plus JSON metadata with a checksum),
@@ -366,8 +372,9 @@ class BM25Index:
             raise
         except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
             raise IndexCacheError(f"{path}: unreadable search index ({type(exc).__name__}: {exc})") from exc
-        if meta.get("checksum") != idx.checksum():
-            raise IndexCacheError(f"{path}: checksum does not match the contents (damaged or edited file)")
+        if not hmac.compare_digest(str(meta.get("checksum")).encode(), idx.checksum().encode()):
+            raise IndexCacheError(f"{path}: checksum does not match the contents (a damaged or edited file, or one "
+                                  "not written with this user's cache key)")
         n_terms, n_post = len(idx.vocab), idx.postings_doc.shape[0]
         if (
             idx.indptr.shape != (n_terms + 1,)
