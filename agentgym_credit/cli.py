@@ -44,6 +44,7 @@ BENCH_NAMES: tuple[str, ...] = (
     "grouping_speed",
     "reliability",
     "credit_real",
+    "graph_credit",
 )
 """Benchmarks ``agentgym-credit bench`` dispatches to (modules of ``agentgym_credit.bench``)."""
 

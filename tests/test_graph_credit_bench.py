@@ -1,0 +1,21 @@
+"""``bench graph_credit`` runs end to end on a tiny configuration and writes its report (no timing asserts)."""
+
+from __future__ import annotations
+
+from agentgym_credit.bench.graph_credit import COMPARISONS, SIGNALS, main
+from agentgym_credit.cli import BENCH_NAMES
+
+
+def test_graph_credit_writes_its_report(tmp_path):
+    out = tmp_path / "g.md"
+    pred = tmp_path / "p.md"
+    pred.write_text("## Predictions\n\n1. graph beats GiGPO.")
+    assert main(["--tasks", "grid", "graded", "--policies", "uniform", "--group-sizes", "2", "--seeds", "2",
+                 "--trajectories", "4", "--instances", "1", "--predictions", str(pred), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert text.index("## Predictions") < text.index("Command: `python -m agentgym_credit.bench.graph_credit")
+    for name in SIGNALS:
+        assert f"| {name} |" in text or f" {name} |" in text
+    for a, b in COMPARISONS:
+        assert f"| {a} vs {b} |" in text
+    assert "### graded" in text and "graph_credit" in BENCH_NAMES
