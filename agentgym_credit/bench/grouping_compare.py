@@ -44,16 +44,17 @@ def comparisons(cfg: Any, res: Any, reference: str = "state_key") -> list[str]:
     for r in res.runs:
         per[(r["task"], bool(r["perturb"]), int(r["N"]), r["anchor"])].append((int(r["seed"]), float(r["pearson"])))
     cells = sorted({k[:3] for k in per})
-    lines = ["Predictions for this section, written before the run that first reported it:", ""]
-    lines += [f"{i}. {p}" for i, p in enumerate(COMPARISON_PREDICTIONS, 1)] + [""]
-    lines.append(f"Per anchor against `{reference}` over the {len(cells)} (task, perturbation, N) cells: Pearson r "
+    body: list[str] = []
+    tallies: dict[str, Tally] = {}
+    bias_diffs: dict[str, tuple[float, float]] = {}
+    body.append(f"Per anchor against `{reference}` over the {len(cells)} (task, perturbation, N) cells: Pearson r "
                  f"paired over seeds (Holm-corrected over the cells; a win: higher r than `{reference}`), and the "
                  "bias of A^S pooled over every cell (signed bias² pooled, one jackknife over all rollout groups) "
                  f"with the paired difference of bias² against `{reference}` (negative: lower bias).")
-    lines.append("")
+    body.append("")
     ref_parts = [res.parts.get((*c, reference)) for c in cells]
     if any(p is not None for p in ref_parts):
-        lines.append(f"- `{reference}`: pooled bias {_fmt(*M.pooled_bias(ref_parts))}.")
+        body.append(f"- `{reference}`: pooled bias {_fmt(*M.pooled_bias(ref_parts))}.")
     for anchor in cfg.anchors:
         if anchor == reference:
             continue
@@ -71,9 +72,29 @@ def comparisons(cfg: Any, res: Any, reference: str = "state_key") -> list[str]:
         pa = [res.parts.get((*c, anchor)) for c in cells]
         keep = [i for i, (x, y) in enumerate(zip(pa, ref_parts)) if x is not None and y is not None]
         d2, h2 = M.pooled_bias_squared_difference([pa[i] for i in keep], [ref_parts[i] for i in keep])
-        lines.append(f"- `{anchor}`: Pearson r against `{reference}` — {tl.text()}; pooled bias "
-                     f"{_fmt(*M.pooled_bias(pa))}, bias² difference {_fmt(d2, h2, 5)}.")
-    return lines
+        tallies[anchor], bias_diffs[anchor] = tl, (d2, h2)
+        body.append(f"- `{anchor}`: Pearson r against `{reference}` — {tl.text()}; pooled bias "
+                    f"{_fmt(*M.pooled_bias(pa))}, bias² difference {_fmt(d2, h2, 5)}.")
+    lines = ["Predictions for this section, written before the run that first reported it, and what this run says:",
+             ""]
+    checks = (_check_oracle(tallies), _check_mixing_bias(bias_diffs))
+    for i, (text, (held, why)) in enumerate(zip(COMPARISON_PREDICTIONS, checks), 1):
+        verdict = "not checked" if held is None else ("**held**" if held else "**failed**")
+        lines.append(f"{i}. {text} — {verdict} ({why})")
+    return lines + [""] + body
+
+
+def _check_oracle(tallies: dict[str, Tally]) -> tuple[bool | None, str]:
+    tl = tallies.get("oracle")
+    return (None, "no oracle anchor") if tl is None else (tl.losses == 0, tl.text())
+
+
+def _check_mixing_bias(diffs: dict[str, tuple[float, float]]) -> tuple[bool | None, str]:
+    names = [a for a in diffs if a == "obs_key" or a.startswith("sim")]
+    if not names:
+        return None, "no such anchors in this run"
+    held = [a for a in names if math.isfinite(diffs[a][1]) and diffs[a][0] - diffs[a][1] > 0]
+    return len(held) == len(names), f"interval above 0 for {', '.join(held) or 'none'} of {', '.join(names)}"
 
 
 __all__ = ["COMPARISON_PREDICTIONS", "comparisons"]
