@@ -106,6 +106,14 @@ def test_env_without_snapshots_is_refused_by_name():
     with pytest.raises(SnapshotUnsupported, match="FrozenLake-v1.*get_state"):
         require_snapshots(EnvFactory("FrozenLake-v1"), "FrozenLake-v1")
     require_snapshots(EnvFactory("credit/GridWorld-v0"), "GridWorld")  # one that can: no error
+    # estimate() on a batch from such an env says so too, naming the env class
+    col = GroupedRolloutCollector(_NoSnapshotEnv, group_size=2, max_steps=5, progress=False)
+    try:
+        batch = col.collect(RolloutPolicy(EpsilonExpert(0.5)), tasks=1, seeds=[0])
+        with pytest.raises(SnapshotUnsupported, match="_NoSnapshotEnv"):
+            estimate(col.backend, batch, [0], EpsilonExpert(0.5), MCConfig(k=2))
+    finally:
+        col.close()
 
 
 class _Forgetful:
