@@ -283,3 +283,50 @@ def test_cache_key_file_is_private_and_shared_by_processes(tmp_path, monkeypatch
         assert cachekey.cache_tag("a", [b"x"]) != cachekey.cache_tag("b", [b"x"])
     finally:
         cachekey.cache_key.cache_clear()
+
+
+def test_truncated_cached_story_file_does_not_kill_the_process(tmp_path):
+    """A truncated cached ``.z8`` made jericho exit the Python process from C ("Fatal error: Story file
+    read error"), no ``finally`` run. Now it is checked before loading: in a child process the env warns,
+    compiles the game again and plays on."""
+    pytest.importorskip("textworld")
+    pytest.importorskip("jericho")
+    import subprocess
+    import sys
+
+    from agentgym_credit.envs.alfworld.textworld_env import TextWorldEnv
+
+    env = TextWorldEnv("tw-coin_collector", num_games=1, cache_dir=tmp_path, max_steps=5)
+    obs, _ = env.reset(seed=0, options={"task": 0})
+    env.close()
+    (z8,) = tmp_path.rglob("*.z8")
+    z8.write_bytes(z8.read_bytes()[: z8.stat().st_size // 2])
+    script = (
+        "import sys\n"
+        "from agentgym_credit.envs.alfworld.textworld_env import TextWorldEnv\n"
+        f"env = TextWorldEnv('tw-coin_collector', num_games=1, cache_dir={str(tmp_path)!r}, max_steps=5)\n"
+        "obs, info = env.reset(seed=0, options={'task': 0})\n"
+        "print('alive', obs == sys.argv[1])\n"
+        "env.close()\n"
+    )
+    child = subprocess.run([sys.executable, "-W", "always", "-c", script, obs], capture_output=True, text=True,
+                           timeout=300)
+    assert child.returncode == 0, child.stderr[-2000:]
+    assert "alive True" in child.stdout
+    assert "truncated" in child.stderr and "compiled again" in child.stderr
+
+
+def test_edited_cached_game_is_compiled_again(tmp_path):
+    pytest.importorskip("textworld")
+    pytest.importorskip("jericho")
+    from agentgym_credit.envs.alfworld import gamecache
+    from agentgym_credit.envs.alfworld.textworld_env import ensure_game
+
+    path = ensure_game("tw-coin_collector", {"level": 5}, 7, tmp_path)
+    good = path.with_suffix(".json").read_bytes()
+    path.with_suffix(".json").write_bytes(good.replace(b"coin", b"gold", 1))  # well-formed, but not what was compiled
+    with pytest.warns(gamecache.GameCacheWarning, match="tag mismatch"):
+        again = ensure_game("tw-coin_collector", {"level": 5}, 7, tmp_path)
+    assert again == path and path.with_suffix(".json").read_bytes() == good
+    assert gamecache.z_machine_problem(b"\x08" + b"\0" * 100) is None
+    assert "truncated" in gamecache.z_machine_problem(b"\x08" + b"\0" * 25 + b"\xff\xff" + b"\0" * 100)

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentgym_credit.envs.alfworld import textworld_snapshots
+from agentgym_credit.envs.alfworld import gamecache, textworld_snapshots
 from agentgym_credit.envs.alfworld.logic import require_textworld
 from agentgym_credit.envs.alfworld.statekeys import digest, fact_str, shuffled_keys
 from agentgym_credit.envs.base import CreditEnv, resolve_task
@@ -93,7 +93,10 @@ def _settings_tag(settings: Mapping[str, Any]) -> str:
 def ensure_game(challenge: str, settings: Mapping[str, Any], seed: int, cache_dir: str | os.PathLike | None = None) -> Path:
     """Path of the compiled ``.z8`` game for ``(challenge, settings, seed)``, generating it if needed.
 
-    Written to a temporary folder and moved into place, so concurrent workers never see half a game.
+    Written to a temporary folder and moved into place, so concurrent workers never see half a game. A
+    cached game is checked before it is returned (:mod:`~agentgym_credit.envs.alfworld.gamecache`: its
+    Z-machine header and a tag keyed with the user's cache secret); one that fails is compiled again, with
+    a ``GameCacheWarning``.
     """
     require_textworld()
     import textworld
@@ -103,8 +106,13 @@ def ensure_game(challenge: str, settings: Mapping[str, Any], seed: int, cache_di
         raise ValueError(f"unknown TextWorld challenge {challenge!r}; available: {sorted(CHALLENGES)}")
     folder = Path(cache_dir or textworld_cache_dir()) / challenge / _settings_tag(settings)
     path = folder / f"game_{seed}.z8"
+    ident = json.dumps([challenge, dict(settings), int(seed)], sort_keys=True).encode()
     if path.is_file() and path.with_suffix(".json").is_file():
-        return path
+        why = gamecache.game_problem(path, ident)  # checked before jericho, which exits the process on a bad file
+        if why is None:
+            return path
+        warnings.warn(f"TextWorld game cache {str(path)!r} ignored and compiled again: {why}",
+                      gamecache.GameCacheWarning, stacklevel=2)
     folder.mkdir(parents=True, exist_ok=True)
     _, make, _ = CHALLENGES[challenge]
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
@@ -116,7 +124,12 @@ def ensure_game(challenge: str, settings: Mapping[str, Any], seed: int, cache_di
         with _quiet_jericho():  # the challenges replay their walkthrough on a compiled copy while making
             game = make(settings=dict(settings), options=options)
             built = Path(textworld.generator.compile_game(game, options))
+        why = gamecache.z_machine_problem(built.read_bytes())
+        if why is not None:
+            raise RuntimeError(f"TextWorld compiled a story file jericho cannot read ({why}): {built}")
+        tag = gamecache.write_tag(built, ident)
         shutil.move(str(built.with_suffix(".json")), path.with_suffix(".json"))
+        shutil.move(str(tag), path.with_suffix(".tag"))
         shutil.move(str(built), path)  # the .z8 last: its presence means the game is complete
     return path
 
