@@ -152,12 +152,24 @@ def test_foreign_and_tampered_snapshots_are_refused(cache):
         TextWorldEnv(**_kw("tw-simple", cache)).set_state(snap)
     payload = env.unwrapped._snapshot_payload()
     game = payload["game"]
-    with pytest.raises(SnapshotError, match="malformed"):
-        textworld_snapshots.restore(env.unwrapped._env, {**game, "ram": "not base64!"})
-    with pytest.raises(SnapshotError, match="another story file"):
-        textworld_snapshots.restore(env.unwrapped._env, {**game, "ram_size": game["ram_size"] + 1})
-    with pytest.raises(SnapshotError, match="not game 1"):
-        env.unwrapped._restore_snapshot({**payload, "index": 1})
+    bad_games = [  # every field is checked before anything reaches the Z-machine
+        ({**game, "ram": "not base64!"}, "RAM is not compressed base64"),
+        ({**game, "ram_size": game["ram_size"] + 1}, "another story file"),
+        ({**game, "regs": [10**9, *game["regs"][1:]]}, "pc must be an int"),
+        ({**game, "regs": game["regs"][:4]}, "regs must list 5"),
+        ({**game, "rng": [1.5, 0, 0]}, "rng must be three"),
+        ({**game, "actions": [{"name": "x"}]}, "an action does not parse"),
+        ({**game, "state": {**game["state"], "score": -1}}, "score must be an int >= 0"),
+        ({k: v for k, v in game.items() if k != "token"}, "exactly the fields"),
+    ]
+    for bad, message in bad_games:
+        with pytest.raises(SnapshotError, match=message):
+            textworld_snapshots.restore(env.unwrapped._env, bad)
+    for bad, message in [({**payload, "index": 1}, "not game 1"), ({**payload, "t": 80}, "step must be an int"),
+                         ({**payload, "valid": 1}, "valid must be true or false"),
+                         ({**payload, "state_key": "textworld:0"}, "another state than the one saved")]:
+        with pytest.raises(SnapshotError, match=message):
+            env.unwrapped._restore_snapshot(bad)
 
 
 def test_snapshot_is_small_and_ascii(cache):

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agentgym_credit.envs import snapshot as S
 from agentgym_credit.envs.alfworld import gamecache, textworld_snapshots
 from agentgym_credit.envs.alfworld.logic import require_textworld
 from agentgym_credit.envs.alfworld.statekeys import digest, fact_str, shuffled_keys
@@ -51,6 +52,9 @@ _PROMPT_STATUS = re.compile(r"\n*>[ \t]*(?:-= [^\n]*? =-[ \t]*\d+(?:/\d+)?)?\s*$
 """The trailing prompt: ``>``, padding, and the status line ``-= Room =-score/moves`` (when shown)."""
 _BANNER_CHARS = frozenset(" _|\\$/<>")
 _BLANK_RUNS = re.compile(r"\n{3,}")
+_PAYLOAD_FIELDS = frozenset({"index", "task_id", "t", "valid", "state_key", "game"})
+"""A TextWorld snapshot's payload: game (index and id), step count, whether the last step was valid, the
+state key it had (checked against the restored one) and the game itself (:mod:`textworld_snapshots`)."""
 OPEN_GAMES = 4
 """Default number of started games an env keeps open (``open_games=``): switching between open games
 costs no new ``textworld.start``; an env cycling through more games than that restarts the engine on
@@ -308,33 +312,32 @@ class TextWorldEnv(CreditEnv):
         }
 
     def _snapshot_payload(self) -> Any:
-        return {
-            "index": self._index, "task_id": self._task_id, "t": self._t, "obs": self._last_obs, "raw": self._raw,
-            "valid": bool(self._last_info.get("action_valid", True)), "state_key": self._last_info["state_key"],
-            "game": textworld_snapshots.save(self._env),
-        }
+        return {"index": self._index, "task_id": self._task_id, "t": self._t,
+                "valid": bool(self._last_info["action_valid"]), "state_key": self._last_info["state_key"],
+                "game": textworld_snapshots.save(self._env)}
 
     def _restore_snapshot(self, payload: Any) -> tuple[str, dict[str, Any]]:
-        try:
-            index, task_id, t = int(payload["index"]), str(payload["task_id"]), int(payload["t"])
-            obs, raw, valid, key = str(payload["obs"]), str(payload["raw"]), bool(payload["valid"]), str(payload["state_key"])
-            game = payload["game"]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise SnapshotError(f"TextWorld snapshot payload is malformed: {type(exc).__name__}: {exc}") from exc
-        if not 0 <= index < self.num_games or f"{self.challenge}/{self.game_seed(index)}" != task_id:
-            raise SnapshotError(f"TextWorld snapshot is of game {task_id!r}, not game {index} of this env")
+        """Every field checked; observation, facts, score, admissible commands and expert action come from
+        the restored game (the saved ``state_key`` only confirms it: a changed game file is refused)."""
+        p = S.fields(payload, "TextWorldEnv", _PAYLOAD_FIELDS)
+        index = S.nat(p["index"], "game index", self.num_games)
+        task_id = S.text(p["task_id"], "task id", 200)
+        if f"{self.challenge}/{self.game_seed(index)}" != task_id:
+            raise SnapshotError(f"TextWorld snapshot is of game {task_id!r:.80}, not game {index} of this env")
+        t, valid = S.nat(p["t"], "step", self.max_steps), S.flag(p["valid"], "valid")
+        key = S.text(p["state_key"], "state key", 200)
         self._load(index)
         self._index = index
         layers = textworld_snapshots.wrappers(self._env)
         if not layers["jericho"]._reset or layers["tracker"]._game_progression is None:
             self._env.reset()  # a game started but never reset: its wrappers are not set up yet
-        self._state = textworld_snapshots.restore(self._env, game)
-        self._t, self._raw = t, raw
+        self._state = textworld_snapshots.restore(self._env, p["game"], max_actions=8 * self.max_steps)
+        self._t, self._raw = t, self._state["feedback"]
         info = self._info(valid=valid)
         if info["state_key"] != key:
             raise SnapshotError("TextWorld snapshot restored to another state than the one saved (the game file "
                                 "changed since?)")
-        return obs, info
+        return clean_observation(self._raw), info
 
     def close(self) -> None:
         for env in self._open.values():

@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import functools
 import itertools
+import os
 import uuid
 import zlib
 from collections import OrderedDict
@@ -34,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from agentgym_credit.envs import snapshot as S
 from agentgym_credit.errors import SnapshotError
 
 MEMO_SIZE = 1024
@@ -44,7 +46,7 @@ _COUNTER = itertools.count()
 _MEMO: OrderedDict[str, Any] = OrderedDict()
 
 _ROLES = {"StateTracking": "tracker", "Inform7Data": "i7", "GameData": "data", "JerichoEnv": "jericho"}
-_STATE_FIELDS = ("raw", "feedback", "score", "moves", "done", "last_command")
+_STATE_FIELDS = ("raw", "feedback", "score", "moves", "last_command")
 
 
 def wrappers(env: Any) -> dict[str, Any]:
@@ -109,7 +111,7 @@ def save(env: Any) -> dict[str, Any]:
         raise SnapshotError("TextWorld snapshot: the game's actions were not recorded since its reset")
     state = tracker.state
     token = f"{_NONCE}:{next(_COUNTER)}"
-    _MEMO[token] = tracker._game_progression.copy()
+    _MEMO[token] = (tracker._game_progression.copy(), len(actions))
     while len(_MEMO) > MEMO_SIZE:
         _MEMO.popitem(last=False)
     return {
@@ -121,41 +123,83 @@ def save(env: Any) -> dict[str, Any]:
         "rng": [int(x) for x in rng],
         "narrative": base64.b64encode(bytes(narrative)).decode("ascii"),
         "actions": [a.serialize() for a in actions],
-        "state": {k: state.get(k) for k in _STATE_FIELDS},
+        "state": {k: state.get(k) for k in _STATE_FIELDS},  # moves: an int once the game is reset
     }
 
 
-def restore(env: Any, data: Any) -> Any:
+PAYLOAD_FIELDS = frozenset({"token", "ram", "ram_size", "stack", "regs", "rng", "narrative", "actions", "state"})
+"""The ``game`` part of a TextWorld snapshot: this process's memo token, the Z-machine state (RAM as a
+compressed XOR with the story file, stack, registers ``pc sp fp frame_count opcode``, RNG, pending
+narrative), the logic actions applied since reset, and the text fields of the step's game state."""
+
+_MAX_B64 = 1 << 20
+
+
+def _blob(value: Any, what: str) -> bytes:
+    try:
+        return _unb64(S.text(value, what, _MAX_B64))
+    except (ValueError, zlib.error) as exc:
+        raise SnapshotError(f"TextWorld snapshot payload: {what} is not compressed base64 data ({exc})") from None
+
+
+def _parse(data: Any, frotz: Any, story_size: int, max_actions: int) -> dict[str, Any]:
+    """Every field of a snapshot's ``game`` part checked (types, sizes, ranges); the Z-machine registers
+    must point inside the story file and the stack (a bad ``pc`` would crash the interpreter)."""
+    from textworld.logic import Action
+
+    p = S.fields(data, "TextWorld", PAYLOAD_FIELDS)
+    size = S.nat(p["ram_size"], "RAM size")
+    ram = np.frombuffer(_blob(p["ram"], "RAM"), dtype=np.uint8)
+    stack = np.frombuffer(_blob(p["stack"], "stack"), dtype=np.uint8).copy()
+    if size != len(ram) or size != frotz.frotz_lib.getRAMSize() or len(stack) != frotz.frotz_lib.getStackSize():
+        raise SnapshotError("TextWorld snapshot was taken from another story file (memory sizes differ)")
+    regs, rng = p["regs"], p["rng"]
+    if regs.__class__ is not list or len(regs) != 5 or rng.__class__ is not list or len(rng) != 3:
+        raise SnapshotError("TextWorld snapshot payload: regs must list 5 ints and rng 3")
+    pc = S.nat(regs[0], "pc", story_size)
+    sp, fp = (S.nat(r, name, len(stack) + 1) for r, name in zip(regs[1:3], ("sp", "fp")))
+    frame_count, opcode = S.nat(regs[3], "frame count", 1 << 16), S.nat(regs[4], "opcode", 1 << 16)
+    if any(r.__class__ is not int or abs(r) >= 1 << 63 for r in rng):
+        raise SnapshotError("TextWorld snapshot payload: rng must be three 64-bit ints")
+    try:
+        narrative = base64.b64decode(S.text(p["narrative"], "narrative", _MAX_B64).encode("ascii"), validate=True)
+    except ValueError as exc:
+        raise SnapshotError(f"TextWorld snapshot payload: narrative is not base64 ({exc})") from None
+    actions = p["actions"]
+    if actions.__class__ is not list or len(actions) > max_actions:
+        raise SnapshotError(f"TextWorld snapshot payload: actions must be a list of at most {max_actions}")
+    try:
+        actions = [Action.deserialize(a) for a in actions]
+    except Exception as exc:  # textworld raises whatever its dict access meets
+        raise SnapshotError(f"TextWorld snapshot payload: an action does not parse ({type(exc).__name__})") from None
+    st = S.fields(p["state"], "TextWorld game state", set(_STATE_FIELDS))
+    fields = {"raw": S.text(st["raw"], "raw text", 100_000), "feedback": S.text(st["feedback"], "feedback", 100_000),
+              "score": S.nat(st["score"], "score"), "moves": S.nat(st["moves"], "moves"),
+              "last_command": S.text(st["last_command"], "last command", 1_000, optional=True)}
+    return {"token": S.text(p["token"], "token", 100), "ram": ram, "stack": stack, "regs": (pc, sp, fp, frame_count, opcode),
+            "rng": tuple(rng), "narrative": narrative, "actions": actions, "fields": fields}
+
+
+def restore(env: Any, data: Any, max_actions: int = 10_000) -> Any:
     """Put the started game ``env`` (the same story file as the saved one, reset at least once) into the
-    state ``data`` describes; return textworld's game state of that step (as a step returns it)."""
+    state ``data`` describes (every field checked first, :data:`PAYLOAD_FIELDS`); return textworld's game
+    state of that step (as a step returns it)."""
     from textworld.core import GameState
     from textworld.generator.game import GameProgression
-    from textworld.logic import Action
 
     layers = wrappers(env)
     jericho, tracker, i7, gdata = layers["jericho"], layers["tracker"], layers["i7"], layers["data"]
-    try:
-        size = int(data["ram_size"])
-        ram = np.frombuffer(_unb64(data["ram"]), dtype=np.uint8)
-        stack = np.frombuffer(_unb64(data["stack"]), dtype=np.uint8).copy()
-        pc, sp, fp, frame_count, opcode = (int(x) for x in data["regs"])
-        rng = tuple(int(x) for x in data["rng"])
-        narrative = base64.b64decode(data["narrative"].encode("ascii"), validate=True)
-        actions = [Action.deserialize(a) for a in data["actions"]]
-        fields = {k: data["state"][k] for k in _STATE_FIELDS}
-        token = str(data["token"])
-    except (KeyError, TypeError, ValueError, AttributeError, zlib.error) as exc:
-        raise SnapshotError(f"TextWorld snapshot payload is malformed: {type(exc).__name__}: {exc}") from exc
     frotz = jericho._jericho
-    if size != len(ram) or size != frotz.frotz_lib.getRAMSize() or len(stack) != frotz.frotz_lib.getStackSize() or len(rng) != 3:
-        raise SnapshotError("TextWorld snapshot was taken from another story file (memory sizes differ)")
-    base = np.frombuffer(_story_prefix(jericho.gamefile, size), dtype=np.uint8)
-    frotz.set_state((np.bitwise_xor(ram, base), stack, pc, sp, fp, frame_count, opcode, rng, narrative))
+    story_size = os.path.getsize(jericho.gamefile)
+    d = _parse(data, frotz, story_size, max_actions)
+    token, actions, fields = d["token"], d["actions"], d["fields"]
+    base = np.frombuffer(_story_prefix(jericho.gamefile, len(d["ram"])), dtype=np.uint8)
+    frotz.set_state((np.bitwise_xor(d["ram"], base), d["stack"], *d["regs"], d["rng"], d["narrative"]))
 
     saved = _MEMO.get(token)
-    if saved is not None and saved.game is tracker._game:  # saved here, from this very game object
+    if saved is not None and saved[0].game is tracker._game and saved[1] == len(actions):  # saved here, this game
         _MEMO.move_to_end(token)
-        progression = saved.copy()
+        progression = saved[0].copy()
     else:  # another process (or evicted): re-apply the logic actions on a fresh progression
         progression = GameProgression(tracker._game, track_quests=tracker._game_progression.tracking_quests)
         for action in actions:
@@ -178,4 +222,4 @@ def restore(env: Any, data: Any) -> Any:
     return state
 
 
-__all__ = ["wrappers", "record_actions", "save", "restore", "MEMO_SIZE"]
+__all__ = ["wrappers", "record_actions", "save", "restore", "MEMO_SIZE", "PAYLOAD_FIELDS"]
