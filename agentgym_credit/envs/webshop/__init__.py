@@ -4,9 +4,10 @@
 - :mod:`.pages` — the pages and their ``text`` / ``text_rich`` renderings.
 - :mod:`.reward` — WebShop's reward function, rule for rule (the original's ``v2`` and ``master`` rules).
 - :mod:`.catalog` — seeded generator of products and goals in WebShop's data schema (product
-  families with hard negatives); :mod:`.vocabulary` — its product types and word lists;
-  :mod:`.instructions` — its human-like instruction sentences.
-- :mod:`.data` — processing, goals, splits, and the loader for the original data files.
+  families with hard negatives, streamed to any size); :mod:`.vocabulary` — its product types and
+  word lists; :mod:`.lexicon` — more types, brand names, phrase pools; :mod:`.instructions` — its
+  human-like instruction sentences and their language statistics.
+- :mod:`.data` — processing, goals, splits, and the streaming loader for the original data files.
 - :mod:`.search` — Lucene-style BM25 in numpy, shared per process and cached on disk.
 - :mod:`.expert` — a privileged scripted expert.
 

@@ -1,7 +1,7 @@
 """A seeded generator of WebShop products and goals, in WebShop's own raw data schema.
 
-What lives here: :func:`generate_raw` (raw items, attribute file, reviews — the three files the
-original reads), :func:`generate_catalog` (the processed :class:`~.data.WebShopCatalog`),
+What lives here: :func:`iter_raw` (products one at a time, streamed), :func:`generate_raw` (raw
+items, attribute file, reviews — the three files the original reads), :func:`generate_catalog` (the processed :class:`~.data.WebShopCatalog`),
 :data:`PRODUCT_TYPES` (the vocabulary, from :mod:`.vocabulary`), :data:`GENERATOR_VERSION`.
 
 How it is built, and why:
@@ -9,7 +9,8 @@ How it is built, and why:
 * Five top categories as in WebShop (beauty, fashion, grocery, electronics, garden/home), each
   with product types (``query`` = the type, as the original's scrape query).
 * Every product of a type draws 2-4 attributes from the type's pool and a subset of each option
-  list (colour, size, scent, flavor, capacity, ..., and packaging on every type).
+  list (colour, size, scent, flavor, capacity, ..., and packaging on every type); a share of
+  families has no options at all (:data:`OMISSION`). Brands are drawn from 3,000 invented names.
 * Products come in **families**: a base and 2-4 hard negatives that differ in one thing only
   (:data:`HARD_NEGATIVE_KINDS`: one of the base goal's attributes swapped, the goal's value of one
   option missing, a price above any budget of the base's goal), in random catalog order. Each
@@ -18,9 +19,12 @@ How it is built, and why:
 * The text of a product mentions its own attributes only, and never its option values, so a
   wrong product or a wrong option costs reward exactly as the reward rules say.
 * Each product carries an instruction sentence (:mod:`.instructions`: human-like, seeded, option
-  values inside, sometimes paraphrased) over 1-3 of its attributes and its goal options
-  (``instruction_options`` in the attribute file); :mod:`.data` appends the budget clause.
-* Sizes from 10 to 200,000 products; the same ``(num_products, seed)`` gives the same catalog.
+  values inside, sometimes paraphrased, a typo now and then) over 1-3 of its attributes and the goal
+  options, which leave some of the product's options out (:data:`OMISSION`; ``instruction_options``
+  in the attribute file); :mod:`.data` appends the budget clause.
+* Sizes from 10 to 2,000,000 products (the original has 1,181,436), streamed: memory holds the
+  processed products, never a raw copy; the same ``(num_products, seed)`` gives the same catalog,
+  and a catalog's first products do not depend on its size.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The generated WebShop catalog's vocabulary: product types, brands, product lines, text snippets.
 
 What lives here: :class:`ProductType` (one kind of product: category path, noun, attribute pool,
-option lists, price range, uses), :data:`PRODUCT_TYPES` (30 types in WebShop's 5 categories),
+option lists, price range, uses), :data:`PRODUCT_TYPES` (78 types in WebShop's 5 categories),
 and the word lists :mod:`.catalog` draws brands, lines, benefits and reviews from
 (:data:`FIRST_BRANDS` are the hand-written brands of generator versions <= 3).
 
@@ -382,7 +382,7 @@ PRODUCT_TYPES: tuple[ProductType, ...] = (
 PRODUCT_TYPES += tuple(
     _t(cat, path, noun, attrs.split("|"), opts, price, uses) for cat, path, noun, attrs, opts, price, uses in EXTRA_TYPE_ROWS
 )
-"""The generator's vocabulary: 80 product types in 5 categories (the first 30 here, the rest from
+"""The generator's vocabulary: 78 product types in 5 categories (the first 30 here, the rest from
 :data:`~.lexicon.EXTRA_TYPE_ROWS`)."""
 
 _BANNED_IN_BRANDS = frozenset(
