@@ -14,6 +14,9 @@ TRL is replaced. What is shown:
 - a policy that never calls the tool: each rollout is one closing invalid no-op at its initial state,
   a warning is logged, and no GRPO advantage leaks in;
 - any credit/* env: a group of two rollouts of a real ALFWorld dev game records the engine's keys;
+- no turn is sampled after an episode ended (TRL's tool loop would generate one after every end);
+- two processes (``torch.distributed.run``, gloo, slow): a group split over the processes gets the
+  advantages of the whole group;
 - bad input: a non-credit env id, a row without a reset seed, a group whose rollouts start apart,
   a typo'd estimator option.
 """
@@ -240,11 +243,33 @@ def test_env_reset_needs_seed_and_groups_must_share_initial_state():
         _step_arrays(envs, 4)
 
 
+def test_no_turn_is_generated_after_the_episode_ended(tmp_path):
+    """Episodes truncated after 2 steps with up to 5 tool iterations: TRL's loop would sample a turn after each
+    end (a call that plays nothing, trained with advantage 0); the trainer skips those generations."""
+    model, tok = policy(stop_bias=-3.0)
+    kw = {**ENV_KW, "max_steps": 2}
+    trainer = Recording(model, args=config(tmp_path, max_steps=1), train_dataset=task_dataset(ENV_ID, 2),
+                        processing_class=tok, environment_factory=CreditEnvFactory(ENV_ID, env_kwargs=kw))
+    trainer.train()
+    batch = trainer.batches[0]
+    ended = 0
+    for recs, calls, mask in zip(batch["records"], batch["calls"], batch["mask"].numpy(), strict=True):
+        end = next((k for k, r in enumerate(recs) if (r.terminated or r.truncated) and not r.closing), None)
+        if end is None:
+            continue
+        ended += 1
+        assert None not in calls, calls  # nothing was played after the end...
+        assert len(turn_spans(mask)) == end + 1  # ...and no model turn was sampled after it
+    assert ended >= 4
+    assert trainer.state.log_history[0]["credit/turns_after_end"] == 0.0
+    assert trainer.state.log_history[0]["credit/generations_skipped_after_end"] > 0
+
+
 def test_act_after_the_episode_ended_plays_nothing():
     env = CreditEnvFactory(ENV_ID, env_kwargs={**ENV_KW, "max_steps": 1})()
     env.reset(seed=1, task=0)
     assert "episode is over" in env.act("go north")
-    assert env.act("go south") == "The episode is over; this action was not played."
+    assert env.act("go south") == "This action was not played. The episode is over."
     assert env.calls == [0, None] and len(env.records) == 1 and env.records[0].done
     env._close()  # no-op once finished
     assert len(env.records) == 1
@@ -282,3 +307,36 @@ def test_alfworld_group_records_the_engines_state_keys(tmp_path, monkeypatch):
     assert envs[1].records[-1].closing and not envs[1].records[-1].action_valid
     steps, _ = _step_arrays(envs, 2)
     assert steps.n == 8 and np.isfinite(advantages("gigpo", steps)).all()
+
+
+@pytest.mark.slow
+def test_two_processes_compute_credit_on_the_whole_group(tmp_path):
+    """``torch.distributed.run`` with 2 CPU processes (gloo; what ``accelerate launch`` sets up): one prompt's 8
+    generations are split 4 + 4 over the processes; each process's (B, T) advantages equal those computed
+    from BOTH processes' step records as one group (not from its own 4 rollouts alone)."""
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    script = Path(__file__).with_name("trl_two_process_run.py")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    run = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+                          "--master_port", str(port), str(script), str(tmp_path)],
+                         capture_output=True, text=True, timeout=600, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    ranks = [torch.load(tmp_path / f"rank{r}.pt", weights_only=False) for r in (0, 1)]
+    assert all(d["num_processes"] == 2 and len(d["records"]) == 4 for d in ranks)
+    width = max(d["mask"].shape[1] for d in ranks)
+    pad = [torch.nn.functional.pad(d["mask"], (0, width - d["mask"].shape[1])) for d in ranks]
+    both = {"records": ranks[0]["records"] + ranks[1]["records"], "calls": ranks[0]["calls"] + ranks[1]["calls"],
+            "mask": torch.cat(pad)}
+    expected = expected_token_advantages(both, 8, "gigpo")
+    assert np.abs(expected).sum() > 0, "the test needs returns that differ within the group"
+    for r, d in enumerate(ranks):
+        w = d["mask"].shape[1]
+        np.testing.assert_allclose(d["advantages"].numpy(), expected[4 * r:4 * r + 4, :w], rtol=0, atol=1e-6)
+    alone = expected_token_advantages({k: v[:4] for k, v in both.items()}, 4, "gigpo")
+    assert not np.allclose(alone[:, :ranks[0]["mask"].shape[1]], ranks[0]["advantages"].numpy(), atol=1e-6)

@@ -44,6 +44,7 @@ _check_version(_trl.__version__)
 
 from agentgym_credit.integrations.trl.env import (  # noqa: E402
     DEFAULT_INSTRUCTION,
+    EPISODE_OVER,
     TOOL_NAME,
     CreditEnvFactory,
     CreditToolEnv,
@@ -57,6 +58,7 @@ __all__ = [
     "CreditEnvFactory",
     "CreditToolEnv",
     "DEFAULT_INSTRUCTION",
+    "EPISODE_OVER",
     "StepCreditGRPOTrainer",
     "StepRecord",
     "TESTED_TRL",

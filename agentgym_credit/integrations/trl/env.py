@@ -39,6 +39,10 @@ from agentgym_credit.wrappers.history import HistoryFingerprint
 TOOL_NAME = "act"
 """The one tool a :class:`CreditToolEnv` exposes to the policy."""
 
+EPISODE_OVER = "The episode is over."
+"""How every tool result that ends (or follows the end of) an episode ends; the trainer stops generating for a
+rollout whose last tool result ends with it."""
+
 DEFAULT_INSTRUCTION = (
     "You are an agent in a text environment. Each turn, call the `act` tool with exactly one action, "
     "written as one of the admissible actions. Keep acting until the episode is over."
@@ -138,7 +142,7 @@ class CreditToolEnv:
             raise ResetNeeded("act called before reset")
         if self.finished:
             self.calls.append(None)
-            return "The episode is over; this action was not played."
+            return f"This action was not played. {EPISODE_OVER}"
         self.calls.append(len(self.records))
         return self._play(str(action), closing=False)
 
@@ -171,7 +175,7 @@ class CreditToolEnv:
     def _render(obs: str, info: dict[str, Any], ended: tuple[bool, bool] | None) -> str:
         if ended is not None and (ended[0] or ended[1]):
             why = "you won" if info.get("won") else ("step limit reached" if ended[1] and not ended[0] else "lost")
-            return f"{obs}\nThe episode is over ({why})."
+            return f"{obs}\nResult: {why}. {EPISODE_OVER}"
         acts = info.get("admissible_actions")
         return f"{obs}\nAdmissible actions: {'; '.join(acts)}" if acts else obs
 
@@ -225,5 +229,5 @@ def task_dataset(env_id: str, tasks: int | Sequence[Any], *, seeds: Sequence[int
     return Dataset.from_dict({"prompt": [prompt] * len(task_list), "task": task_list, "seed": seed_list})
 
 
-__all__ = ["CreditEnvFactory", "CreditToolEnv", "DEFAULT_INSTRUCTION", "StepRecord", "TOOL_NAME",
+__all__ = ["CreditEnvFactory", "CreditToolEnv", "DEFAULT_INSTRUCTION", "EPISODE_OVER", "StepRecord", "TOOL_NAME",
            "credit_env_id", "task_dataset"]

@@ -24,11 +24,22 @@ masks and loss, and replaces only the advantages, after TRL has computed them:
    that played no step (a malformed call, a call after the episode ended, calls cut by
    ``max_tool_calling_iterations``) gets 0. The ``(B, T)`` tensor replaces ``advantages``.
 
-The last batch's bookkeeping is kept in :attr:`StepCreditGRPOTrainer.last_credit` (a :class:`TurnCredit`);
-the ``advantage`` column of TRL's completions log shows each completion's mean token advantage (ours).
-Limits: one process (TRL gathers rewards across processes; groups here are read from the local
-rollouts), a single :class:`~agentgym_credit.integrations.trl.env.CreditEnvFactory`, conversational
-prompts, estimators that need no value model (not ``gae``).
+5. **No generation after the episode ended.** TRL's tool loop generates one more turn after every tool
+   result; when the result says the episode is over (:data:`~agentgym_credit.integrations.trl.env.EPISODE_OVER`),
+   that rollout's next generation is skipped (an empty turn: TRL appends nothing and leaves its loop for it),
+   so no tokens are sampled, scored or trained after the end (``credit/turns_after_end`` counts what is left).
+6. **Several processes** (``accelerate launch``): TRL splits a group's generations across processes; the
+   step records of every rollout are gathered (``accelerate.utils.gather_object``), the advantages are
+   computed on the whole batch (the same groups as on one process), and each process keeps its slice.
+
+The last batch's bookkeeping is kept in :attr:`StepCreditGRPOTrainer.last_credit` (a :class:`TurnCredit`,
+this process's rollouts); the ``advantage`` column of TRL's completions log shows each completion's mean
+token advantage (ours). Limits: a single :class:`~agentgym_credit.integrations.trl.env.CreditEnvFactory`,
+conversational prompts, estimators that need no value model (not ``gae``). **No history window:** TRL
+samples each turn from, and trains each token on, the whole sequence before it (one growing conversation per
+episode), so a last-H-turns window at sampling time would train the policy on contexts it did not sample
+from; long episodes (ALFWorld's 50 steps) need ``max_completion_length`` and a context that hold them, or the
+verl bridge, whose agent loop prompts each step with a window.
 
 - :class:`StepCreditGRPOTrainer`, :class:`TurnCredit`;
 - :func:`turn_spans` (numpy): the runs of ones of a 0/1 mask row.
@@ -48,7 +59,7 @@ from agentgym_credit.credit.registry import ESTIMATORS, advantages
 from agentgym_credit.credit.registry import estimator_options as options_of
 from agentgym_credit.credit.steps import StepArrays
 from agentgym_credit.errors import GroupMismatchError
-from agentgym_credit.integrations.trl.env import TOOL_NAME, CreditEnvFactory, CreditToolEnv
+from agentgym_credit.integrations.trl.env import EPISODE_OVER, TOOL_NAME, CreditEnvFactory, CreditToolEnv
 
 logger = logging.getLogger(__name__)
 
@@ -128,10 +139,38 @@ class StepCreditGRPOTrainer(GRPOTrainer):
         self.estimator_options = opts
         self.last_credit: TurnCredit | None = None
         self._turn_calls: list[list[int]] | None = None
+        self._ended_pending: list[bool] = []
+        self._skipped_after_end = 0
         super().__init__(model, reward_funcs, args, train_dataset, environment_factory=environment_factory, **kwargs)
-        if self.accelerator.num_processes > 1:
-            raise NotImplementedError("StepCreditGRPOTrainer runs on one process: its groups are read from the "
-                                      "local rollouts, and TRL splits a group's generations across processes")
+
+    # -- no generation after the episode ended -----------------------------------------------------------
+    def _get_tool_suffix_ids(self, tool_messages):
+        """TRL's suffix ids; notes, in the loop's order, whether these tool results ended the episode."""
+        last = tool_messages[-1].get("content") if tool_messages else None
+        self._ended_pending.append(isinstance(last, str) and last.rstrip().endswith(EPISODE_OVER))
+        return super()._get_tool_suffix_ids(tool_messages)
+
+    def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
+        """TRL's generation, except for rollouts whose episode just ended (an empty turn for them)."""
+        ended, self._ended_pending = self._ended_pending, []
+        if len(ended) != len(prompt_ids) or not any(ended):
+            return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations,
+                                                 has_tool_images)
+        keep = [i for i, e in enumerate(ended) if not e]
+        self._skipped_after_end += len(ended) - len(keep)
+        ids: list[list[int]] = [[] for _ in prompt_ids]
+        lps: list[list[float]] | None = [[] for _ in prompt_ids]
+        if keep:
+            sub_images = [images[i] for i in keep] if images else images
+            got_ids, got_lps = super()._generate_single_turn([prompt_ids[i] for i in keep], sub_images,
+                                                             multimodal_fields, num_generations, has_tool_images)
+            for j, i in enumerate(keep):
+                ids[i] = got_ids[j]
+                if got_lps is not None:
+                    lps[i] = got_lps[j]
+            if got_lps is None:
+                lps = None
+        return ids, lps
 
     # -- TRL hooks ------------------------------------------------------------------------------------
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
@@ -161,8 +200,14 @@ class StepCreditGRPOTrainer(GRPOTrainer):
         mode = "train" if self.model.training else "eval"
         group_size = self.num_generations if mode == "train" else self.num_generations_eval
         envs = self._credit_envs(len(out["completion_ids"]))
-        steps, offsets = _step_arrays(envs, group_size)
-        adv = advantages(self.estimator, steps, **self.estimator_options)
+        rank, n_local = self.accelerator.process_index, len(envs)
+        every = _gather_rollouts(envs) if self.accelerator.num_processes > 1 else envs
+        all_steps, all_offsets = _step_arrays(every, group_size)
+        all_adv = advantages(self.estimator, all_steps, **self.estimator_options)
+        lo, hi = int(all_offsets[rank * n_local]), int(all_offsets[(rank + 1) * n_local])
+        steps = all_steps.select(np.isin(np.arange(all_steps.n), np.arange(lo, hi))) if every is not envs else all_steps
+        adv = all_adv[lo:hi] if every is not envs else all_adv
+        offsets = all_offsets[rank * n_local:(rank + 1) * n_local + 1] - lo
         mask = out["completion_mask"]
         if out.get("tool_mask") is not None:
             mask = mask * out["tool_mask"]
@@ -185,15 +230,24 @@ class StepCreditGRPOTrainer(GRPOTrainer):
         tensor = torch.as_tensor(token_adv, device=out["completion_ids"].device)
         # TRL logged its own per-completion advantages for the completions table: show ours (mean over model tokens)
         logged = self._logs["advantages"]
-        for _ in range(min(len(envs), len(logged))):
+        means = ((token_adv * mask_np).sum(1) / np.maximum(mask_np.sum(1), 1)).tolist()
+        if self.accelerator.num_processes > 1:
+            from accelerate.utils import gather_object
+
+            means = gather_object(means)
+        for _ in range(min(len(means), len(logged))):
             logged.pop()
-        logged.extend((token_adv * mask_np).sum(1) / np.maximum(mask_np.sum(1), 1))
+        logged.extend(means)
         out["advantages"] = tensor
         self.last_credit = TurnCredit(steps=steps, advantages=adv, offsets=offsets, turn_rows=all_rows,
                                       spans=all_spans, token_advantages=tensor)
         n_turns = sum(len(s) for s in all_spans)
         self._metrics[mode]["credit/steps_per_episode"].append(steps.n / max(1, len(envs)))
         self._metrics[mode]["credit/turns_without_step_frac"].append(idle / max(1, n_turns))
+        after = sum(1 for i, env in enumerate(envs) for c in env.calls if c is None)
+        self._metrics[mode]["credit/turns_after_end"].append(after / max(1, len(envs)))
+        self._metrics[mode]["credit/generations_skipped_after_end"].append(self._skipped_after_end / max(1, len(envs)))
+        self._skipped_after_end = 0
         return out
 
     def _credit_envs(self, n: int) -> list[CreditToolEnv]:
@@ -220,7 +274,22 @@ def _rows_of_turns(turn_calls: list[int], env: CreditToolEnv, offset: int) -> li
     return rows
 
 
-def _step_arrays(envs: list[CreditToolEnv], group_size: int) -> tuple[StepArrays, np.ndarray]:
+class _Rollout:
+    """What :func:`_step_arrays` reads of a :class:`CreditToolEnv`, sent between processes."""
+
+    def __init__(self, env: CreditToolEnv):
+        self.task, self.seed, self.initial_state_key = env.task, env.seed, env.initial_state_key
+        self.records = list(env.records)
+
+
+def _gather_rollouts(envs: list[CreditToolEnv]) -> list[Any]:
+    """Every process's rollouts, in process order (TRL's global order: process i holds slice i)."""
+    from accelerate.utils import gather_object
+
+    return gather_object([_Rollout(e) for e in envs])
+
+
+def _step_arrays(envs: list[Any], group_size: int) -> tuple[StepArrays, np.ndarray]:
     """One row per recorded step of every rollout; group = ``group_size`` consecutive rollouts."""
     if group_size < 1 or len(envs) % group_size:
         raise ValueError(f"{len(envs)} rollouts do not split into groups of {group_size}")

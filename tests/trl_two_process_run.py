@@ -1,0 +1,51 @@
+"""Helper of ``tests/test_integration_trl.py``: one StepCreditGRPOTrainer step on this process of an
+``accelerate launch --cpu --num_processes 2`` run. Each rank writes, to ``<out>/rank<k>.pt``, its rollouts'
+step records and act calls, its (B, T) advantages and loss masks, so the test can recompute the advantages
+from every rank's records (a group of 8 generations split 4 + 4 over the two processes)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+import torch  # noqa: E402
+from trl import GRPOConfig  # noqa: E402
+
+from agentgym_credit.integrations.trl import CreditEnvFactory, StepCreditGRPOTrainer, task_dataset  # noqa: E402
+from agentgym_credit.integrations.trl.tiny import tiny_tool_policy  # noqa: E402
+
+ENV_ID = "credit/GridWorld-v0"
+ENV_KW = {"size": 3, "n_tasks": 4, "max_steps": 4}
+
+
+class Recording(StepCreditGRPOTrainer):
+    def _generate_and_score_completions(self, inputs):
+        out = super()._generate_and_score_completions(inputs)
+        self.recorded = {"records": [list(e.records) for e in self.environments],
+                         "calls": [list(e.calls) for e in self.environments],
+                         "mask": (out["completion_mask"] * out["tool_mask"]).clone(),
+                         "advantages": out["advantages"].clone()}
+        return out
+
+
+def main(out_dir: str) -> None:
+    torch.set_num_threads(1)
+    model, tok = tiny_tool_policy(ENV_ID, ["go north", "go south", "go east", "go west"], env_kwargs=ENV_KW,
+                                  stop_bias=-3.0, seed=0)
+    args = GRPOConfig(output_dir=out_dir, use_cpu=True, report_to="none", save_strategy="no", logging_steps=1,
+                      per_device_train_batch_size=4, num_generations=8, max_steps=1, max_completion_length=320,
+                      max_tool_calling_iterations=5, learning_rate=1e-3, beta=0.0, seed=0, shuffle_dataset=False,
+                      disable_tqdm=True, bf16=False)
+    trainer = Recording(model, args=args, train_dataset=task_dataset(ENV_ID, 2), processing_class=tok,
+                        environment_factory=CreditEnvFactory(ENV_ID, env_kwargs=ENV_KW), estimator="gigpo")
+    trainer.train()
+    rank = trainer.accelerator.process_index
+    torch.save({**trainer.recorded, "num_processes": trainer.accelerator.num_processes},
+               os.path.join(out_dir, f"rank{rank}.pt"))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
