@@ -250,8 +250,31 @@ def summarize(cfg: BranchBenchConfig, runs: Sequence[dict[str, Any]]) -> list[di
     return out
 
 
+def _check_pearson_survives(cfg: BranchBenchConfig, S: Sequence[dict[str, Any]]) -> tuple[bool, str]:
+    wins = {a: sum(r["v_pearson"] == "win" for r in S if r["arm"] == a) for a in arms(cfg) if a != "flat"}
+    return all(w >= 5 for w in wins.values()), ", ".join(f"{a} {w}" for a, w in wins.items())
+
+
+def _check_signal_shrinks(cfg: BranchBenchConfig, S: Sequence[dict[str, Any]]) -> tuple[bool, str]:
+    wins = {a: sum(r["v_signal"] == "win" for r in S if r["arm"] == a) for a in arms(cfg) if a.endswith("+pool")}
+    return all(w <= 3 for w in wins.values()), ", ".join(f"{a} {w}" for a, w in wins.items()) or "no pooled arm"
+
+
+PREDICTIONS = (
+    ("With Holm's correction over the task × policy cells, at least 5 of the tree arms' GiGPO-Pearson wins over "
+     "flat survive in every arm (7-9 of 12 uncorrected before).", _check_pearson_survives),
+    ("The pooled arm's step-signal wins over flat (5 of 12 uncorrected before) fall to 3 or fewer.",
+     _check_signal_shrinks),
+)
+"""Predictions committed before the first run with Holm-corrected verdicts, each with its check."""
+
+
 def _findings(cfg: BranchBenchConfig, S: Sequence[dict[str, Any]]) -> list[str]:
     lines = []
+    for text, check in PREDICTIONS:
+        held, why = check(cfg, S)
+        lines.append(f"- Prediction (committed before the first run with Holm-corrected verdicts): {text} — "
+                     f"{'**held**' if held else '**failed**'} (Holm-corrected wins per arm: {why}).")
     flat = [r for r in S if r["arm"] == "flat"]
     lines.append(f"- flat N={cfg.n}: step signal (A^S nonzero) on {np.mean([r['signal'] for r in flat]):.0%} of "
                  f"steps (mean over {len(flat)} task × policy cells).")
