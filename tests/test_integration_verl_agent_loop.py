@@ -260,3 +260,122 @@ def test_env_steps_do_not_block_verls_event_loop(monkeypatch):
     run, ticks = asyncio.run(both())
     slept = 0.25 * len(run)
     assert ticks >= slept / 0.01 * 0.5, f"the event loop ticked {ticks} times during {slept:.2f} s of env steps"
+
+
+# -- verl-agent prompting, validation categories, the env pool --------------------------------------
+class ScriptedServer:
+    """Answers every request with the next reply of a list (cycled); records the prompts."""
+
+    def __init__(self, tok, replies):
+        self.tok, self.replies, self.prompts = tok, list(replies), []
+
+    async def generate(self, request_id, *, prompt_ids, sampling_params, **kwargs) -> TokenOutput:
+        self.prompts.append(list(prompt_ids))
+        text = self.replies[(len(self.prompts) - 1) % len(self.replies)]
+        ids = list(self.tok(text, add_special_tokens=False)["input_ids"])
+        return TokenOutput(token_ids=ids, log_probs=[-1.0] * len(ids))
+
+
+def test_project_response_reads_think_then_action():
+    from agentgym_credit.integrations.verl.prompting import project_response
+
+    assert project_response("<think>the key is east</think><action>go east</action>", "verl-agent") == ("go east", True)
+    assert project_response("go east", "verl-agent") == ("go east", False)  # no tags: malformed
+    assert project_response("<action>go east</action>", "verl-agent") == ("go east", False)  # no reasoning
+    assert project_response("<action>go east</action><think>why</think>", "verl-agent")[1] is False
+    assert project_response("<think>a</think><action>x</action><action>y</action>", "verl-agent") == ("y", False)
+    assert project_response("<think>a</think><action> </action>", "verl-agent")[1] is False
+    assert project_response("go east", "plain") == ("go east", True)
+
+
+def test_verl_agent_prompting_window_header_and_invalid_format():
+    env_kw = {"size": 3, "n_tasks": 4}
+    words = ["<think>", "</think>", "<action>", "</action>", "reason", "go north", "go east", "So far",
+             "step", "Step", "Observation", "Action", "This is", "Your task", "Admissible actions"]
+    tok = build_tokenizer(env_corpus("credit/GridWorld-v0", episodes=5, max_steps=4, env_kwargs=env_kw) + words * 5,
+                          vocab_size=400)
+    # seed 0: go south (valid), a malformed reply, go north (valid), go north (a wall): no step ends the episode
+    replies = ["<think>reason</think><action>go south</action>", "go nowhere",
+               "<think>reason</think><action>go north</action>", "<think>reason</think><action>go north</action>"]
+    server = ScriptedServer(tok, replies)
+    loop = _loop(tok, server, response_length=32)
+    row = agc_verl.group_dataset("credit/GridWorld-v0", [0], env_kwargs=env_kw, max_steps=4, history_len=2,
+                                 prompting="verl-agent", env_pool="thread")[0]
+    run = asyncio.run(loop.run({"temperature": 1.0}, session_id=0, **{k: v for k, v in row.items() if k != "prompt"}))
+    texts = [tok.decode(p) for p in server.prompts]
+    assert "So far you have taken 0 step(s)." in texts[0] and "This is step 1." in texts[0]
+    assert len(run) == 4 and len(texts) == 4
+    # a window of the last 2 steps: step 1 has left the prompt of step 4
+    assert "So far you have taken 3 step(s)." in texts[3] and "Your last 2 step(s)" in texts[3]
+    assert "[Step 1]" not in texts[3] and "[Step 2]" in texts[3] and "[Step 3]" in texts[3]
+    assert "<think>" in texts[0] and "<action>" in texts[0]
+    # well formed and admissible: valid; the malformed reply still steps the env and is recorded invalid
+    assert [o.extra_fields["agc_valid"] for o in run] == [True, False, True, False]
+
+
+def test_reward_extra_info_reports_success_per_category():
+    from agentgym_credit.integrations.verl import env_pool
+
+    cfg = {"env_id": "credit/WebShop-v0", "env_kwargs": {}, "history_depth": 1, "env_pool": "thread",
+           "env_workers": 1}
+    h = env_pool.env_handle(cfg)
+
+    async def go():
+        obs, *_rest = await h.call("reset_slot", 0, {}, 0)
+        info = _rest[3]
+        cat = await h.category("credit/WebShop-v0", info)
+        await h.close()
+        return cat
+
+    assert asyncio.run(go()) == "fashion"
+    tok = build_tokenizer(["go north", "go east"] * 20, vocab_size=270)
+    loop = _loop(tok, ScriptedServer(tok, ["go north"]))
+    row = agc_verl.group_dataset("credit/GridWorld-v0", [1], env_kwargs={"size": 3, "n_tasks": 4}, max_steps=2,
+                                 env_pool="thread", data_source="grid/dev")[0]
+    assert row["data_source"] == "grid/dev"
+    run = asyncio.run(loop.run({"temperature": 1.0}, session_id=0, **{k: v for k, v in row.items() if k != "prompt"}))
+    info = run[-1].extra_fields["reward_extra_info"]
+    assert info == {"acc": float(sum(o.extra_fields["agc_reward"] for o in run) > 0)}  # GridWorld: no category
+
+
+def test_alfworld_outputs_carry_the_task_type(tmp_path, monkeypatch):
+    pytest.importorskip("textworld")
+    if not DEV.is_dir():
+        pytest.skip(f"real ALFWorld dev games not found at {DEV}")
+    monkeypatch.setenv("AGENTGYM_CREDIT_SAS_CACHE", str(tmp_path / "sas"))
+    tok = build_tokenizer(["look", "inventory"] * 20, vocab_size=270)
+    loop = _loop(tok, ScriptedServer(tok, ["look"]))
+    row = agc_verl.group_dataset("credit/ALFWorld-v0", [0], env_kwargs={"source": "dev"}, max_steps=2,
+                                 env_pool="process", env_workers=1, data_source="alfworld/dev")[0]
+    run = asyncio.run(loop.run({"temperature": 1.0}, session_id=0, **{k: v for k, v in row.items() if k != "prompt"}))
+    import gymnasium as gym
+
+    env = gym.make("credit/ALFWorld-v0", source="dev")
+    _, info = env.reset(seed=0)
+    env.close()
+    assert run[-1].extra_fields["reward_extra_info"] == {"acc": 0.0, f"acc/{info['task_type']}": 0.0}
+
+
+def test_process_pool_records_the_same_keys_as_in_process_envs():
+    env_kw = {"size": 3, "n_tasks": 4}
+    tok = build_tokenizer(env_corpus("credit/GridWorld-v0", episodes=5, max_steps=4, env_kwargs=env_kw),
+                          vocab_size=300)
+    got = {}
+    for pool in ("thread", "process"):
+        loop = _loop(tok, ScriptedServer(tok, ["go north", "go east", "go south"]))
+        row = agc_verl.group_dataset("credit/GridWorld-v0", [3], env_kwargs=env_kw, max_steps=4, env_pool=pool,
+                                     env_workers=2)[0]
+        run = asyncio.run(loop.run({"temperature": 1.0}, session_id=0,
+                                   **{k: v for k, v in row.items() if k != "prompt"}))
+        got[pool] = [{k: v for k, v in o.extra_fields.items() if k != "traj_uid"} for o in run]
+    assert got["thread"] == got["process"] and len(got["thread"]) >= 2
+
+
+def test_bad_row_settings_are_clear_errors():
+    from agentgym_credit.integrations.verl.agent_loop import _settings
+
+    base = {"env_id": "credit/GridWorld-v0"}
+    with pytest.raises(ValueError, match="prompting must be one of plain, verl-agent"):
+        _settings({"extra_info": {"agc": {**base, "prompting": "react"}}})
+    with pytest.raises(ValueError, match="env_pool must be"):
+        _settings({"extra_info": {"agc": {**base, "env_pool": "fork"}}})
