@@ -154,3 +154,15 @@ def test_search_reuses_one_buffer_and_the_index_pickles():
     t.start()
     t.join()
     assert out == [first]
+
+
+def test_loader_bench_in_a_fresh_process(tmp_path):
+    from agentgym_credit.bench import webshop_speed as B
+
+    out = tmp_path / "loader.md"
+    B.main(["--sizes", "--loader", "200", "--out", str(out)])
+    text = out.read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| 200 |"))
+    cells = [c.strip() for c in row.split("|")[1:-1]]
+    assert 200 <= int(cells[3].replace(",", "")) <= 2000  # goals: 1 to 10 option combinations a product
+    assert float(cells[4]) > 0

@@ -237,9 +237,18 @@ def _mem_total_gb() -> str:
         return "?"
 
 
-def write_markdown(rows: list[dict[str, Any]], path: Path, command: str, load: str = "n/a", note: str = "") -> None:
-    """Write the results table with the machine, the exact command and ``note`` (e.g. a prediction
-    written before the run)."""
+def write_markdown(
+    rows: list[dict[str, Any]],
+    path: Path,
+    command: str,
+    load: str = "n/a",
+    note: str = "",
+    loads: list[dict[str, Any]] | None = None,
+) -> None:
+    """Write the results tables with the machine, the exact command and ``note`` (e.g. a prediction
+    written before the run); ``loads``: :func:`loader_cost` rows."""
+    if not rows:
+        return _write_loads(loads or [], path, command, load, note)
     lines = [
         "# WebShop speed",
         "",
@@ -346,28 +355,99 @@ def write_markdown(rows: list[dict[str, Any]], path: Path, command: str, load: s
         "at 10k; the full size built in under 30 minutes and 12 GB peak.",
         "",
     ]
+    lines += _load_lines(loads or [])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines))
 
 
+def _load_lines(loads: list[dict[str, Any]]) -> list[str]:
+    if not loads:
+        return []
+    lines = [
+        "",
+        "`load_original` (streamed files, at most 10 synthetic goals a product) on generated products written "
+        "as the original's three files, in a fresh process (peak = that process's `ru_maxrss`):",
+        "",
+        "| products | files (MB) | load (s) | goals | peak (GB) |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for r in loads:
+        lines.append(
+            f"| {r['n']:,} | {r['files_mb']:.0f} | {r['load_s']:.1f} | {r['goals']:,} | {r['peak_gb']:.2f} |"
+        )
+    return lines + [""]
+
+
+def _write_loads(loads: list[dict[str, Any]], path: Path, command: str, load: str, note: str) -> None:
+    lines = [
+        "# WebShop loader",
+        "",
+        f"Machine: `{platform.platform()}`, Python {platform.python_version()}, {os.cpu_count()} CPUs, shared "
+        f"with other jobs (load average before / after: {load}).",
+        "",
+        f"Command: `{command}`",
+        "",
+        *([note, ""] if note else []),
+        *_load_lines(loads),
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines))
+
+
+_LOAD_CHILD = """
+import json, resource, sys, time
+from agentgym_credit.envs.webshop.data import load_original
+t = time.perf_counter()
+cat = load_original(sys.argv[1], sys.argv[2], sys.argv[3])
+print(json.dumps({"load_s": time.perf_counter() - t, "products": len(cat.products), "goals": len(cat.goals),
+                  "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9}))
+"""
+
+
+def loader_cost(n: int) -> dict[str, Any]:
+    """``load_original`` on ``n`` generated products written as the original's three files (without the
+    generator's ``instruction_options``, so goals come from option combinations as on real files, at most
+    10 a product), in a fresh process: its time, goals and peak memory (the file sizes too)."""
+    import json
+    import subprocess
+
+    from agentgym_credit.envs.webshop.catalog import generate_raw
+
+    items, attrs, reviews = generate_raw(n)
+    for a in attrs.values():
+        a.pop("instruction_options", None)
+    with tempfile.TemporaryDirectory() as d:
+        paths = [Path(d) / f for f in ("items_shuffle.json", "items_ins_v2.json", "reviews.json")]
+        for path, data in zip(paths, (items, attrs, reviews)):
+            path.write_text(json.dumps(data), encoding="utf-8")
+        del items, attrs, reviews
+        size_mb = sum(p.stat().st_size for p in paths) / 1e6
+        out = subprocess.run(
+            [sys.executable, "-c", _LOAD_CHILD, *map(str, paths)], capture_output=True, text=True, check=True
+        )
+    return {"n": n, "files_mb": size_mb, **json.loads(out.stdout.strip().splitlines()[-1])}
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[1000, 10000, 100000])
     ap.add_argument("--queries", type=int, default=500)
     ap.add_argument("--episodes", type=int, default=200)
     ap.add_argument("--no-bm25s", action="store_true", help="skip the side-by-side bm25s measurement")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/webshop_speed.md"))
     ap.add_argument("--note", default="", help="text written under the command (e.g. the prediction made before the run)")
+    ap.add_argument("--loader", type=int, nargs="*", default=[], help="also time load_original on this many products")
     args = ap.parse_args(argv)
     load0 = os.getloadavg()[0]
-    rows = run(args.sizes, args.queries, args.episodes, not args.no_bm25s)
+    rows = run(args.sizes, args.queries, args.episodes, not args.no_bm25s) if args.sizes else []
+    loads = [loader_cost(n) for n in args.loader]
     load = f"{load0:.1f} / {os.getloadavg()[0]:.1f}"
     given = list(argv if argv is not None else sys.argv[1:])
     if "--note" in given:  # the note is printed under the command, not inside it
         i = given.index("--note")
         given[i + 1 : i + 2] = ["'...'"]
     cmd = "python -m agentgym_credit.bench.webshop_speed " + " ".join(given)
-    write_markdown(rows, args.out, cmd.strip(), load, args.note)
+    write_markdown(rows, args.out, cmd.strip(), load, args.note, loads)
     print(args.out.read_text())
 
 
