@@ -172,10 +172,6 @@ def shop():
     return env, env.get_state(), obs, info
 
 
-def _shop_forge(snap: bytes, line: str) -> bytes:
-    return _reseal(snap, payload=line.encode())
-
-
 def test_webshop_restores_its_own_snapshot_cold_with_derived_values_recomputed(shop):
     from agentgym_credit.envs.webshop.env import WebShopEnv
 
@@ -187,25 +183,47 @@ def test_webshop_restores_its_own_snapshot_cold_with_derived_values_recomputed(s
     assert other._results == env._results  # the search ran again
 
 
+def _shop_fields(snap: bytes) -> tuple[list, list[str]]:
+    from agentgym_credit.envs.webshop.env import _HEAD
+
+    raw = S.inspect_snapshot(snap)["payload"]
+    return list(_HEAD.unpack_from(raw)), raw[_HEAD.size:].decode().split("\x1f")
+
+
+def _shop_line(head: list, rest: list[str]) -> bytes:
+    from agentgym_credit.envs.webshop.env import _HEAD
+
+    return _HEAD.pack(*head) + "\x1f".join(rest).encode()
+
+
+# header: goal, page (0 search, 1 results, 2 item, 3 sub), page number, product + 1, step, valid, sub-page
 @pytest.mark.parametrize("edit", [
-    lambda f: f.__setitem__(1, "d"),  # page=done (whose score would be the next step's reward)
-    lambda f: f.__setitem__(4, "-1"),  # negative t
-    lambda f: f.__setitem__(4, "15"),  # t at max_steps
-    lambda f: f.__setitem__(4, "+3"),  # int() would take it
-    lambda f: f.__setitem__(5, "false"),  # a flag through bool()
-    lambda f: f.__setitem__(6, "0.99"),  # an option value the product does not have
-    lambda f: f.__setitem__(3, "0"),  # a product that is not on the results page
-    lambda f: f.__setitem__(2, "9"),  # a results page the step count cannot reach
-    lambda f: f.__setitem__(0, "999999"),  # a goal not in the split
-    lambda f: f.__setitem__(9, "zzz unknown words"),  # a query that is not a normalized query
+    lambda h, r: h.__setitem__(1, 4),  # page=done (whose score would be the next step's reward): no such page
+    lambda h, r: h.__setitem__(4, 15),  # t at max_steps (a negative t does not even encode)
+    lambda h, r: h.__setitem__(4, 0),  # t too small for the page reached
+    lambda h, r: h.__setitem__(5, 2),  # a flag that is neither 0 nor 1
+    lambda h, r: h.__setitem__(3, 1),  # a product that is not on the results page
+    lambda h, r: h.__setitem__(3, 0),  # an item page without a product
+    lambda h, r: h.__setitem__(2, 9),  # a results page the step count cannot reach
+    lambda h, r: h.__setitem__(0, 999_999),  # a goal not in the split
+    lambda h, r: h.__setitem__(6, 1),  # a sub-page on an item page
+    lambda h, r: r.__setitem__(1, "color\x1dnot a value of it"),  # an option value the product does not have
+    lambda h, r: r.__setitem__(1, "#0.99"),  # the same by position
+    lambda h, r: r.__setitem__(0, "3,1"),  # visited products unsorted / not among the results
+    lambda h, r: r.__setitem__(2, "zzz unknown words"),  # a query that is not a normalized query
+    lambda h, r: r.append("reason\x1fmore"),  # an extra field
 ])
 def test_webshop_forged_fields_are_refused(shop, edit):
     env, snap, _, _ = shop
-    fields = S.inspect_snapshot(snap)["payload"].decode().split(" ", 9)
-    edit(fields)
+    head, rest = _shop_fields(snap)
+    assert head[1] == 2 and len(rest) == 3  # the fixture is on an item page
+    edit(head, rest)
     with pytest.raises(SnapshotError):
-        env.set_state(_shop_forge(snap, " ".join(fields)))
+        env.set_state(_reseal(snap, payload=_shop_line(head, rest)))
     env.set_state(snap)
+    head, rest = _shop_fields(snap)
+    S.clear_memo()
+    env.set_state(_reseal(snap, payload=_shop_line(head, rest)))  # unedited, re-encoded: accepted
 
 
 def test_webshop_refuses_payload_of_other_shapes(shop):

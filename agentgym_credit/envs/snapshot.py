@@ -60,7 +60,8 @@ SNAPSHOT_HEADER = b"agc-snapshot/2"
 """Magic and version at the start of every snapshot (then a newline)."""
 _MAGIC = SNAPSHOT_HEADER + b"\n"
 _TAG_SIZE = 32
-_BODY_AT = len(_MAGIC) + _TAG_SIZE
+_MAGIC_LEN = len(_MAGIC)
+_BODY_AT = _MAGIC_LEN + _TAG_SIZE
 
 KEY_ENV = "AGENTGYM_CREDIT_SNAPSHOT_KEY"
 """Environment variable with the snapshot key (text, at least 16 characters); unset: a random key per process."""
@@ -78,8 +79,8 @@ MEMO_SIZE = 4096
 
 _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
 _PCG = ("PCG64", "PCG64DXSM")
-_MEMO: list[dict[bytes, tuple[bytes, bytes, bytes, Any]]] = [{}, {}]
-"""This process's own snapshots (newer and older generation) -> their parts."""
+_MEMO: list[dict[bytes, tuple[bytes, bytes, bytes, bytes, Any]]] = [{}, {}]
+"""This process's own snapshots (newer and older generation): tag -> (snapshot, its parts)."""
 _RNG_SEEN: dict[bytes, Any] = {}
 
 
@@ -274,9 +275,10 @@ def seal_bound(prefix: bytes, rng: bytes, payload: Any, memo: Any = None) -> byt
         raise SnapshotError(f"snapshot would be {len(body) + _BODY_AT} bytes, over MAX_SNAPSHOT_BYTES")
     h = _MAC.copy()
     h.update(body)
-    snap = _MAGIC + h.digest() + body
+    tag = h.digest()
+    snap = _MAGIC + tag + body
     table = _MEMO[0]
-    table[snap] = (prefix, rng, kind, raw if memo is None else memo)
+    table[tag] = (snap, prefix, rng, kind, raw if memo is None else memo)  # by tag: 32 bytes to hash, not all
     if len(table) >= MEMO_SIZE // 2:  # two generations: the older half is dropped whole (O(1) a snapshot)
         _MEMO[1], _MEMO[0] = table, {}
     return snap
@@ -324,8 +326,11 @@ def open_bound(snapshot: Any, prefix: bytes) -> tuple[bytes, Any]:
     """:func:`open_snapshot` with the :func:`binding` computed beforehand."""
     hit = None
     if snapshot.__class__ is bytes:
-        hit = _MEMO[0].get(snapshot) or _MEMO[1].get(snapshot)
-    got, rng, kind, raw = hit if hit is not None else _split(snapshot)
+        tag = snapshot[_MAGIC_LEN:_BODY_AT]
+        hit = _MEMO[0].get(tag) or _MEMO[1].get(tag)
+        if hit is not None and hit[0] != snapshot:  # the same tag over other bytes: check it the long way
+            hit = None
+    got, rng, kind, raw = hit[1:] if hit is not None else _split(snapshot)
     if got != prefix:
         name, cfg, _ = got.split(b"\n", 2)
         env_name, _, _ = prefix.split(b"\n", 2)

@@ -16,6 +16,7 @@ import json
 import math
 import operator
 import re
+import struct
 import threading
 from pathlib import Path
 from typing import Any
@@ -40,10 +41,15 @@ _RENDER_CACHE_SIZE = 512
 """Renderings (and searches) of pages restored from other processes' snapshots kept per env."""
 _RENDERED_INFO = ("state_key", "obs_key", "admissible_actions", "task_id", "won", "score", "page")
 _INFO_VALUES = operator.itemgetter(*_RENDERED_INFO)
-_PAGE_CODE = {"search": "s", "results": "r", "item": "i", "sub": "u"}
-_PAGE_OF_CODE = {v: k for k, v in _PAGE_CODE.items()}
-_SUB_CODE = {name: str(i) for i, name in enumerate(P.SUB_PAGES)}
-_SUB_OF_CODE = {v: k for k, v in _SUB_CODE.items()}
+_PAGES = ("search", "results", "item", "sub")
+_PAGE_INDEX = {k: i for i, k in enumerate(_PAGES)}
+_SUB_INDEX = {"": 0, **{name: i + 1 for i, name in enumerate(P.SUB_PAGES)}}
+_STATE_KEYS = ("goal_index", "_page_kind", "_query", "_results", "_page_no", "_asin", "_options", "_sub",
+               "_visited", "_t")
+_STATE = operator.itemgetter(*_STATE_KEYS)
+"""The attributes that make a WebShop state (read and restored in one call each)."""
+_HEAD = struct.Struct("<IBIIIBB")
+"""A WebShop payload's fixed part: goal, page, page number, product index + 1 (0: none), step, valid, sub-page."""
 
 
 def _nat(text: str, what: str) -> int:
@@ -155,7 +161,9 @@ class WebShopEnv(CreditEnv):
         self._render_cache: dict[tuple, tuple[P.Page, str, tuple]] = {}
         self._restored_results: dict[str, tuple[str, ...]] = {}
         self._opt_codes: dict[str, dict[tuple[str, str], str]] = {}
-        self._visited_memo: tuple[Any, int, str, frozenset[str]] = (None, 0, "", frozenset())
+        self._snap_codes: list[Any] = [None, b"", None, b"", None, b""]
+        """(visited, its code, options, their code, query, its bytes) of the last snapshot: kept while the same
+        objects (they are replaced, never changed in place)."""
 
     @property
     def num_tasks(self) -> int:
@@ -312,46 +320,51 @@ class WebShopEnv(CreditEnv):
             }
         return codes
 
-    def _visited_code(self, ids: dict[str, int]) -> tuple[set[str], int, str, frozenset[str]]:
-        """``(set, size, code, frozen copy)`` of the visited products: the code lists their indices, sorted,
-        comma-separated (``-``: none); kept while the set is the same object of the same size (it only ever
-        grows in place or is replaced)."""
-        vis = self._visited
-        cached = self._visited_memo
-        if cached[0] is not vis or cached[1] != len(vis):
-            code = ",".join(map(str, sorted(ids[a] for a in vis))) if vis else "-"
-            cached = self._visited_memo = (vis, len(vis), code, frozenset(vis))
-        return cached
-
     def _snapshot_payload(self) -> tuple[bytes, tuple]:
-        """One line of text: ``goal page page_no product t valid options sub visited query`` (products by
-        catalog index, options as ``name.value`` positions, ``-`` for none) and ``\\x1f reason`` after an
-        invalid step with a reason. The search results are not in it: a restore searches the query again."""
-        ids = self._asin_ids or self._product_ids()
-        asin = self._asin
-        opts = ",".join(map(self._option_codes(asin).__getitem__, self._options.items())) if self._options else "-"
-        sub = _SUB_CODE[self._sub] if self._sub else "-"
-        info = self._last_info
+        """``struct`` header (goal, page, page number, product index + 1, step, valid flag, sub-page) and
+        ``\\x1f``-separated: visited product indices, the selected options (``name\\x1dvalue`` pairs joined by
+        ``\\x1e``, or ``#`` and ``name.value`` positions where the catalog's text holds those characters), the
+        query, and after an invalid step with a reason, the reason. The search results are not in it: a
+        restore from elsewhere searches the query again. The memo is the state itself (options and visited
+        sets are replaced, never changed in place, so it can share them) with its rendering and info."""
+        d = self.__dict__
+        info = d["_last_info"]
         valid = info["action_valid"]
         reason = info.get("invalid_reason")
-        vis = self._visited_code(ids)
-        text = (f"{self.goal_index} {_PAGE_CODE[self._page_kind]} {self._page_no} {ids[asin] if asin else -1} "
-                f"{self._t} {1 if valid else 0} {opts} {sub} {vis[2]} {self._query}")
+        c = d["_snap_codes"]  # [visited, code, options, code, query, bytes]: kept while the same objects
+        vis = d["_visited"]
+        if c[0] is not vis:
+            c[0], c[1] = vis, ",".join(map(str, sorted(map(self._product_ids().__getitem__, vis)))).encode()
+        opts = d["_options"]
+        if c[2] is not opts:
+            c[2], c[3] = opts, self._options_code(opts)
+        query = d["_query"]
+        if c[4] is not query:
+            c[4], c[5] = query, query.encode()
+        state = _STATE(d)
+        asin = state[5]
+        raw = _HEAD.pack(state[0], _PAGE_INDEX[state[1]], state[4], self._asin_ids[asin] + 1 if asin else 0,
+                         state[9], 1 if valid else 0, _SUB_INDEX[state[7]]) + b"\x1f".join((c[1], c[3], c[5]))
         if reason is not None:
-            text += "\x1f" + reason
-        memo = (self.goal_index, self._page_kind, self._query, self._results, self._page_no, asin,
-                tuple(self._options.items()), self._sub, vis, self._t, valid, reason,
-                self._page, self._last_obs, _INFO_VALUES(info))
-        return text.encode(), memo
+            raw += b"\x1f" + reason.encode()
+        return raw, (state, valid, reason, d["_page"], d["_last_obs"], _INFO_VALUES(info))
+
+    def _options_code(self, opts: dict[str, str]) -> bytes:
+        if not opts:
+            return b""
+        text = "\x1e".join([f"{n}\x1d{v}" for n, v in opts.items()])
+        if text.count("\x1d") == len(opts) and text.count("\x1e") == len(opts) - 1 and "\x1f" not in text:
+            return text.encode()
+        return ("#" + ",".join(map(self._option_codes(self._asin).__getitem__, opts.items()))).encode()
 
     def _restore_snapshot(self, payload: Any) -> tuple[str, dict[str, Any]]:
         if payload.__class__ is tuple:  # a snapshot this process took: its state, rendering and info as they were
-            (goal_index, self._page_kind, self._query, self._results, self._page_no, self._asin, opts,
-             self._sub, visited, self._t, valid, reason, self._page, obs, values) = payload
-            if goal_index != self.goal_index:
-                self.goal_index, self.goal = goal_index, self.catalog.goals[goal_index]
-            self._options, self._visited, self._score = dict(opts), set(visited[3]), 0.0
-            self._visited_memo = (self._visited, *visited[1:])
+            state, valid, reason, self._page, obs, values = payload
+            if state[0] != self.goal_index:
+                self.goal = self.catalog.goals[state[0]]
+            (self.goal_index, self._page_kind, self._query, self._results, self._page_no, self._asin, self._options,
+             self._sub, self._visited, self._t) = state
+            self._score = 0.0
             info = dict(zip(_RENDERED_INFO, values))
             info["admissible_actions"] = list(info["admissible_actions"])
         else:
@@ -364,52 +377,52 @@ class WebShopEnv(CreditEnv):
     def _restore_bytes(self, raw: bytes) -> tuple[str, dict[str, Any], bool, str | None]:
         """Parse and check a snapshot from elsewhere; the state, rendering and info are rebuilt from the
         catalog and the search index (nothing derived is read from the snapshot)."""
-        head, sep, reason = raw.decode().partition("\x1f")
-        parts = head.split(" ", 9)
-        if len(parts) != 10:
-            raise SnapshotError("WebShopEnv snapshot payload does not have its 10 fields")
-        g, code, page_no, asin_i, t, valid, opts, sub, vis, query = parts
-        goal_index, page_no, t = _nat(g, "goal"), _nat(page_no, "page number"), _nat(t, "step")
-        kind = _PAGE_OF_CODE.get(code)
-        if goal_index not in self.task_indices or kind is None:
-            raise SnapshotError(f"WebShopEnv snapshot payload: goal {goal_index} / page {code!r} not of this env")
+        if len(raw) < _HEAD.size:
+            raise SnapshotError("WebShopEnv snapshot payload is too short")
+        goal_index, page, page_no, asin_i, t, valid, sub = _HEAD.unpack_from(raw)
+        parts = raw[_HEAD.size:].decode().split("\x1f")
+        if len(parts) not in (3, 4) or valid > 1 or page >= len(_PAGES) or sub > len(P.SUB_PAGES):
+            raise SnapshotError("WebShopEnv snapshot payload has malformed fields")
+        vis, opts, query = parts[:3]
+        reason = parts[3] if len(parts) == 4 else None
+        kind = _PAGES[page]
+        if goal_index not in self.task_indices:
+            raise SnapshotError(f"WebShopEnv snapshot payload: goal {goal_index} is not in this env's split")
         deep = {"search": 0, "results": 0, "item": 1, "sub": 2}[kind]
         if kind == "search" and page_no != 0 or kind != "search" and not 1 <= page_no <= t - deep:
             raise SnapshotError(f"WebShopEnv snapshot payload: page number {page_no} impossible on a {kind} page "
                                 f"at step {t}")
         if t >= self.max_steps:
             raise SnapshotError(f"WebShopEnv snapshot payload: step {t} is past max_steps={self.max_steps}")
-        if valid not in ("0", "1") or (reason and valid == "1") or len(reason) > 500 or not reason.isprintable():
-            raise SnapshotError("WebShopEnv snapshot payload: bad valid flag or invalid-action reason")
+        if reason is not None and (valid or len(reason) > 500 or not reason.isprintable()):
+            raise SnapshotError("WebShopEnv snapshot payload: bad invalid-action reason")
         if kind == "search" and query or kind != "search" and query != self.normalize_query(query):
             raise SnapshotError(f"WebShopEnv snapshot payload: query {query[:80]!r} is not a normalized query")
         results = self._search_memo(query) if kind != "search" else ()
         products = self.catalog.products
         lo = (page_no - 1) * P.RESULTS_PER_PAGE
-        if kind in ("item", "sub"):
-            a = products[_nat(asin_i, "product")]["asin"] if asin_i.isdigit() and int(asin_i) < len(products) else ""
-            if a not in results[lo: lo + P.RESULTS_PER_PAGE]:
-                raise SnapshotError("WebShopEnv snapshot payload: its product is not on its results page")
-        elif asin_i != "-1":
-            raise SnapshotError(f"WebShopEnv snapshot payload: a {kind} page has no product")
-        else:
-            a = ""
+        a = products[asin_i - 1]["asin"] if 0 < asin_i <= len(products) else ""
+        if kind in ("item", "sub") and a not in results[lo: lo + P.RESULTS_PER_PAGE] or (
+                kind in ("search", "results") and asin_i != 0):
+            raise SnapshotError(f"WebShopEnv snapshot payload: product {asin_i - 1} cannot be on this {kind} page")
         options = self._parse_options(a, opts)
         subs = P.SUB_PAGES if self.show_attrs else P.SUB_PAGES[:3]
-        if kind == "sub" and sub not in _SUB_OF_CODE or kind != "sub" and sub != "-" or (
-                kind == "sub" and _SUB_OF_CODE[sub] not in subs):
-            raise SnapshotError(f"WebShopEnv snapshot payload: sub-page {sub!r:.20} on a {kind} page")
-        visited = set() if vis == "-" else {products[_nat(i, "visited product")]["asin"] if int(i) < len(products)
-                                            else "" for i in vis.split(",")}
+        if (kind == "sub") != (sub > 0) or (sub and P.SUB_PAGES[sub - 1] not in subs):
+            raise SnapshotError(f"WebShopEnv snapshot payload: sub-page {sub} on a {kind} page")
+        ids = [_nat(i, "visited product") for i in vis.split(",")] if vis else []
+        if any(i >= len(products) for i in ids) or ids != sorted(set(ids)):
+            raise SnapshotError("WebShopEnv snapshot payload: bad visited products")
+        visited = {products[i]["asin"] for i in ids}
         if not visited <= set(results) or (a and a not in visited):
             raise SnapshotError("WebShopEnv snapshot payload: visited products not among its results")
         self.goal_index, self.goal = goal_index, self.catalog.goals[goal_index]
         self._page_kind, self._query, self._results, self._page_no = kind, query, results, page_no
-        self._asin, self._options, self._sub, self._visited = a, options, _SUB_OF_CODE.get(sub, ""), visited
+        self._asin, self._options, self._visited = a, options, visited
+        self._sub = P.SUB_PAGES[sub - 1] if sub else ""
         self._t, self._score = t, 0.0
         hit = self._render_cache.get(self._render_key())
         if hit is None:
-            obs, info = self._observe(reward_info=None, valid=valid == "1")
+            obs, info = self._observe(reward_info=None, valid=bool(valid))
             info.pop("action_valid")
             info["obs_key"] = normalize_text(obs)
             self._render_cache[self._render_key()] = (self._page, obs, _INFO_VALUES(info))
@@ -419,15 +432,20 @@ class WebShopEnv(CreditEnv):
             self._page, obs, values = hit
             info = dict(zip(_RENDERED_INFO, values))
             info["admissible_actions"] = list(info["admissible_actions"])
-        return obs, info, valid == "1", reason if sep else None
+        return obs, info, bool(valid), reason
 
     def _parse_options(self, asin: str, code: str) -> dict[str, str]:
-        if code == "-":
+        if not code:
             return {}
         if not asin:
             raise SnapshotError("WebShopEnv snapshot payload: options without a product")
-        by_code = {c: nv for nv, c in self._option_codes(asin).items()}
-        pairs = [by_code.get(c) for c in code.split(",")]
+        known = self._option_codes(asin)
+        if code.startswith("#"):
+            by_code = {c: nv for nv, c in known.items()}
+            pairs = [by_code.get(c) for c in code[1:].split(",")]
+        else:
+            pairs = [tuple(p.split("\x1d")) if p.count("\x1d") == 1 else None for p in code.split("\x1e")]
+            pairs = [p if p in known else None for p in pairs]
         if None in pairs or len({n for n, _ in pairs}) != len(pairs):
             raise SnapshotError(f"WebShopEnv snapshot payload: options {code[:80]!r} are not the product's")
         return dict(pairs)
@@ -451,9 +469,9 @@ class WebShopEnv(CreditEnv):
         kind, text = self._page_kind, el.text
         if el.kind == P.PRODUCT:
             self._asin, self._options, self._page_kind = text, {}, "item"
-            self._visited.add(text)
+            self._visited = self._visited | {text}  # replaced, never changed in place: snapshots share them
         elif el.kind == P.OPTION:
-            self._options[el.option_name] = text
+            self._options = {**self._options, el.option_name: text}
         elif text == P.BACK_TO_SEARCH:  # a new session page, as the original: visited marks go too
             self._page_kind, self._query, self._results, self._page_no = "search", "", (), 0
             self._asin, self._options, self._sub = "", {}, ""
