@@ -1,7 +1,13 @@
 """Generated ALFWorld games as rich as real ones (issue 17 item 1): the combinations the real data has and
-the old generator could not pose, each generated and won by the expert on the engine; object counts."""
+the old generator could not pose, each generated and won by the expert on the engine; object counts; rooms
+calibrated per room kind on the dev games and reaching the real maxima (issue 25 item 1)."""
 
 from __future__ import annotations
+
+import functools
+import json
+import statistics
+from pathlib import Path
 
 import pytest
 
@@ -10,13 +16,16 @@ pytest.importorskip("fast_downward")
 
 from alfworld_fixtures import private_sas_cache  # noqa: E402,F401  (autouse)
 
+from agentgym_credit.bench.alfworld_games import problem_counts, room_of  # noqa: E402
 from agentgym_credit.envs.alfworld.generator import (  # noqa: E402
     ROOMS,
+    TASK_TYPES,
     check_solvable,
     combo_can_be_generated,
     generate_problem,
     problem_to_game,
 )
+from agentgym_credit.envs.alfworld.rooms import RoomKind, sample_room  # noqa: E402
 
 # (task type, object, target) combinations of the real data the old generator could not pose
 MISSING_BEFORE = [
@@ -55,3 +64,68 @@ def test_kitchens_hold_as_many_objects_as_real_ones():
         kinds = list(p.objects.values())
         assert max(kinds.count(k) for k in set(kinds)) >= 2  # several instances of a kind
     assert ROOMS["kitchen"].n_objects[0] >= 30
+
+
+# -- issue 25 item 1: rooms calibrated per room kind ------------------------------------------------------
+DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfworld" / "dev"
+
+
+@functools.cache
+def _generated_by_room(seeds: int = 40) -> dict[str, dict[str, list[int]]]:
+    out: dict[str, dict[str, list[int]]] = {}
+    for task_type in TASK_TYPES:
+        for seed in range(seeds):
+            p = generate_problem(task_type, seed)
+            for m, v in problem_counts(p.problem).items():
+                out.setdefault(p.room, {}).setdefault(m, []).append(v)
+    return out
+
+
+def _dev_by_room() -> dict[str, dict[str, list[int]]]:
+    out: dict[str, dict[str, list[int]]] = {}
+    for path in sorted(DEV.glob("*/*/game.tw-pddl")):
+        game = json.loads(path.read_text())
+        if not game.get("solvable", True):
+            continue
+        room = room_of(path.parent.parent.name, {})
+        for m, v in problem_counts(game["pddl_problem"]).items():
+            out.setdefault(room, {}).setdefault(m, []).append(v)
+    return out
+
+
+def test_rooms_reach_the_real_sizes():
+    """Real kitchens hold up to ~61 objects, living rooms ~27 receptacles at the median, bedrooms up to
+    18-19 (issue 25); the old generator capped kitchens at 50 objects, living rooms at 20 receptacles."""
+    gen = _generated_by_room()
+    assert max(gen["kitchen"]["objects"]) >= 58 and statistics.median(gen["kitchen"]["objects"]) >= 44
+    assert statistics.median(gen["livingroom"]["receptacles"]) >= 25 and max(gen["livingroom"]["receptacles"]) >= 35
+    assert max(gen["bedroom"]["receptacles"]) >= 19
+    assert min(gen["bedroom"]["receptacles"]) <= 9 and min(gen["bathroom"]["receptacles"]) <= 10  # small rooms too
+
+
+@pytest.mark.skipif(not DEV.is_dir(), reason="needs the dev games in ../shared/data/alfworld/dev")
+def test_generated_rooms_match_the_dev_games_per_room_kind():
+    """Objects and receptacles per room kind: generated medians within 25 % of the dev games' and the
+    generated range covering theirs (the bench adds admissible commands and expert steps)."""
+    gen, dev = _generated_by_room(), _dev_by_room()
+    assert set(dev) <= set(gen) == {"kitchen", "livingroom", "bedroom", "bathroom"}
+    for room, measures in dev.items():
+        for m, real in measures.items():
+            got = gen[room][m]
+            ratio = statistics.median(got) / statistics.median(real)
+            assert abs(ratio - 1) <= 0.25, (room, m, ratio)
+            assert min(got) <= min(real) and max(got) >= max(real), (room, m, (min(got), max(got)), (min(real), max(real)))
+
+
+def test_sample_room_spans_the_range_and_refuses_bad_rooms():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    totals = [sum(sample_room(ROOMS["kitchen"], rng)[0].values()) for _ in range(400)]
+    lo = sum(a for a, _ in ROOMS["kitchen"].receptacles.values())
+    hi = sum(b for _, b in ROOMS["kitchen"].receptacles.values())
+    assert min(totals) <= lo + 0.15 * (hi - lo) and max(totals) >= hi - 0.15 * (hi - lo)  # small and big kitchens
+    with pytest.raises(ValueError, match="min <= max"):
+        RoomKind("x", {"Shelf": (3, 1)}, ("Book",))
+    with pytest.raises(ValueError, match="size_skew"):
+        RoomKind("x", {"Shelf": (0, 1)}, ("Book",), size_skew=0)

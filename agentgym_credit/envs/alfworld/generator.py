@@ -5,7 +5,8 @@ What lives here:
 - :data:`TASK_TYPES` — the six ALFWorld task types (pick & place, examine in light, clean, heat, cool,
   pick two), in ALFWorld's order (its ids 1..6).
 - :data:`ROOMS` — four room kinds (kitchen, bathroom, bedroom, living room) with the receptacles they hold
-  (how many of each) and the small objects found in them.
+  (how many of each) and the small objects found in them, calibrated per kind on the real games
+  (:mod:`~agentgym_credit.envs.alfworld.rooms`).
 - :func:`generate_problem` — one PDDL problem text for a task type from a seed (deterministic: the same
   seed gives the same text in every process), with the task sentence and the task parameters.
 - :func:`generate_game` — the same as a playable game dict (installed domain and grammar, the problem,
@@ -15,9 +16,10 @@ What lives here:
   ``eval_out`` split; :func:`combo_can_be_generated` — whether some room can pose a combination.
 - :data:`LAMP_TYPES` — the lamps a ``look_at_obj_in_light`` task can name (desk and floor lamps).
 
-Rooms are as rich as ALFWorld's (``benchmarks/alfworld_games.md``, generated vs the real dev games):
-objects per room drawn from the real ranges with several instances per kind, kitchens with as many
-cabinets and drawers as the real ones, and every real (task type, object, target) combination poseable.
+Rooms are as rich as ALFWorld's (``benchmarks/alfworld_games.md``, generated vs the real dev games per
+room kind and task type): one size per room drives every receptacle count and the object count, so
+rooms span the real ranges (kitchens to ~60 objects, living rooms to ~40 receptacles), several
+instances per object kind, and every real (task type, object, target) combination poseable.
 
 The vocabulary (which receptacle can hold which object, which objects can be heated, cooled, cleaned,
 toggled) is read from the installed ``alfworld.gen.constants`` so the problems speak the engine's
@@ -35,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from agentgym_credit.envs.alfworld.rooms import ROOMS, RoomKind, sample_room
 from agentgym_credit.keys import stable_hash
 
 TASK_TYPES: tuple[str, ...] = (
@@ -53,66 +56,6 @@ OPENABLE = ("Cabinet", "Drawer", "Fridge", "Microwave", "Safe")
 SURFACES_FOR_LAMP = ("Desk", "SideTable", "Dresser")
 LAMP_TYPES = ("DeskLamp", "FloorLamp")
 """Lamps a ``look_at_obj_in_light`` task can name (the real games use both)."""
-
-
-@dataclass(frozen=True)
-class RoomKind:
-    """A room: receptacle kinds with (min, max) counts, the small objects that may appear in it, and how
-    many objects it holds at the start (min, max; several instances per kind)."""
-
-    name: str
-    receptacles: dict[str, tuple[int, int]]
-    objects: tuple[str, ...]
-    lamps: bool = False
-    n_objects: tuple[int, int] = (14, 30)
-
-
-ROOMS: dict[str, RoomKind] = {
-    "kitchen": RoomKind(
-        "kitchen",
-        {
-            "CounterTop": (1, 3), "Cabinet": (5, 16), "Drawer": (3, 10), "Fridge": (1, 1), "Microwave": (1, 1),
-            "SinkBasin": (1, 1), "StoveBurner": (4, 4), "DiningTable": (0, 1), "CoffeeMachine": (1, 1),
-            "Toaster": (0, 1), "GarbageCan": (1, 1), "Shelf": (0, 3),
-        },
-        ("Apple", "Bowl", "Bread", "ButterKnife", "Cup", "DishSponge", "Egg", "Fork", "Kettle", "Knife",
-         "Ladle", "Lettuce", "Mug", "Pan", "PepperShaker", "Plate", "Pot", "Potato", "SaltShaker",
-         "SoapBottle", "Spatula", "Spoon", "Tomato", "WineBottle"),
-        n_objects=(32, 50),
-    ),
-    "bathroom": RoomKind(
-        "bathroom",
-        {
-            "Toilet": (1, 1), "SinkBasin": (1, 2), "BathtubBasin": (0, 1), "Cabinet": (2, 4),
-            "CounterTop": (1, 1), "Drawer": (0, 4), "GarbageCan": (1, 1), "TowelHolder": (1, 1),
-            "HandTowelHolder": (0, 1), "ToiletPaperHanger": (1, 1), "Shelf": (0, 2),
-        },
-        ("Candle", "Cloth", "DishSponge", "HandTowel", "Plunger", "ScrubBrush", "SoapBar", "SoapBottle",
-         "SprayBottle", "ToiletPaper", "Towel"),
-        n_objects=(13, 24),
-    ),
-    "bedroom": RoomKind(
-        "bedroom",
-        {
-            "Bed": (1, 2), "Desk": (0, 1), "Drawer": (2, 8), "Dresser": (0, 1), "GarbageCan": (1, 1),
-            "SideTable": (1, 2), "Shelf": (0, 6), "Safe": (0, 1), "ArmChair": (0, 1),
-        },
-        ("AlarmClock", "BaseballBat", "BasketBall", "Book", "Bowl", "CD", "CellPhone", "CreditCard",
-         "KeyChain", "Laptop", "Mug", "Pen", "Pencil", "Pillow", "TennisRacket"),
-        lamps=True,
-    ),
-    "livingroom": RoomKind(
-        "livingroom",
-        {
-            "Sofa": (1, 1), "ArmChair": (0, 2), "CoffeeTable": (1, 2), "SideTable": (0, 2),
-            "TVStand": (0, 1), "Shelf": (0, 6), "Drawer": (0, 4), "GarbageCan": (1, 1), "Cabinet": (0, 4),
-            "DiningTable": (0, 1), "Dresser": (0, 1), "Safe": (0, 1),
-        },
-        ("Box", "CreditCard", "KeyChain", "Laptop", "Newspaper", "Pillow", "RemoteControl", "Statue",
-         "Vase", "Watch", "WateringCan"),
-        lamps=True,
-    ),
-}
 
 
 @functools.cache
@@ -253,7 +196,7 @@ def generate_problem(task_type: str, seed: int, held_out: bool | None = None) ->
     for _ in range(200):
         kinds = _room_kinds_for(task_type)
         room = ROOMS[kinds[int(rng.integers(len(kinds)))]]
-        counts = {r: int(rng.integers(lo, hi + 1)) for r, (lo, hi) in room.receptacles.items()}
+        counts, n_objects = sample_room(room, rng)
         if task_type == "look_at_obj_in_light" and not any(counts.get(s, 0) for s in SURFACES_FOR_LAMP):
             counts["SideTable"] = 1
         recep_kinds = sorted(r for r, n in counts.items() if n > 0)
@@ -277,8 +220,7 @@ def generate_problem(task_type: str, seed: int, held_out: bool | None = None) ->
     # objects: the target (two or more for pick two), distractors of other kinds, a desk lamp for light
     n_target = int(rng.integers(2, 4)) if task_type == "pick_two_obj_and_place" else int(rng.integers(1, 3))
     others = [o for o in room.objects if o != obj]
-    lo, hi = room.n_objects
-    n_other = int(rng.integers(lo, hi + 1)) - n_target
+    n_other = n_objects - n_target
     chosen = [obj] * n_target + [others[int(i)] for i in rng.integers(len(others), size=n_other)]
     objects: list[tuple[str, str, str]] = []  # (id, kind, receptacle id)
     goal_recep = None if task_type == "look_at_obj_in_light" else target
