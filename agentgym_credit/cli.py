@@ -37,6 +37,7 @@ BENCH_NAMES: tuple[str, ...] = (
     "alfworld_games",
     "alfworld_memory",
     "webshop_speed",
+    "webshop_snapshot",
     "webshop_difficulty",
     "llm_training",
     "gpu_rollout_speed",

@@ -6,8 +6,9 @@
 - ``GroupMismatchError``: the rollouts of one group do not share one initial state.
 - ``StepArraysError``: malformed step arrays handed to the credit library.
 - ``ContractViolation``: an env breaks the env contract (raised by ``check_credit_env``).
-- ``SnapshotError``: a snapshot given to ``set_state`` is corrupted, foreign (another env or
-  configuration) or of an unknown format; ``SnapshotUnsupported``: this env cannot snapshot.
+- ``SnapshotError``: a snapshot given to ``set_state`` is corrupted, forged or signed with another key,
+  foreign (another env or configuration), of an unknown format, or has a field out of range;
+  ``SnapshotUnsupported``: this env cannot snapshot.
 """
 
 from __future__ import annotations
@@ -96,7 +97,10 @@ class ContractViolation(CreditError, AssertionError):
 
 
 class SnapshotError(CreditError, ValueError):
-    """A snapshot is corrupted, comes from another env or configuration, or has an unknown format."""
+    """A snapshot was refused: corrupted or forged (its keyed tag does not verify: edited, or signed with
+    another process's key), from another env or configuration, of an unknown format, too large or too deeply
+    nested, or with an RNG state or payload field of the wrong type or out of range. ``set_state`` raises
+    nothing else for a bad snapshot."""
 
 
 class SnapshotUnsupported(CreditError, NotImplementedError):

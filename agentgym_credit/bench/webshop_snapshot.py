@@ -1,0 +1,79 @@
+"""WebShop snapshot cost against a step; writes ``benchmarks/webshop_snapshot.md``.
+
+What lives here: :func:`main` (``python -m agentgym_credit.bench.webshop_snapshot [--sizes 1000 10000]
+[--episodes 100]``). For each catalog size it runs :func:`~agentgym_credit.bench.webshop_speed._snapshot_cost`
+(the same measurement as the snapshot section of ``webshop_speed``, without the search and catalog
+benchmarks around it): medians of CPU time over every state of random-policy episodes of one step, of
+``get_state()`` then ``set_state()`` of that snapshot as one interval (the goal: <= 10% of a median step),
+of each alone, of a cold ``set_state()`` (a snapshot from another process: tag checked, fields parsed and
+checked, search run again, page rendered) and of an empty interval (the timer's own cost).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from agentgym_credit.bench.webshop_speed import _snapshot_cost
+from agentgym_credit.envs.webshop.env import WebShopEnv, shared_catalog
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    ap.add_argument("--episodes", type=int, default=100)
+    ap.add_argument("--note", default="", help="text written under the command (the prediction made before the run)")
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/webshop_snapshot.md"))
+    args = ap.parse_args(argv)
+    load0 = os.getloadavg()[0]
+    rows = []
+    for n in args.sizes:
+        env = WebShopEnv(catalog=shared_catalog(n), split="test", cache_dir=False)
+        rows.append((n, _snapshot_cost(env, args.episodes, np.random.default_rng(1))))
+        print(n, rows[-1][1], file=sys.stderr)
+    load1 = os.getloadavg()[0]
+    given = list(argv if argv is not None else sys.argv[1:])
+    if "--note" in given:
+        i = given.index("--note")
+        given[i + 1: i + 2] = ["'...'"]
+    lines = [
+        "# WebShop snapshot cost",
+        "",
+        f"Machine: `{platform.platform()}`, Python {platform.python_version()}, {os.cpu_count()} CPUs, shared "
+        f"with other jobs while measured (load average before / after: {load0:.1f} / {load1:.1f}).",
+        "",
+        f"Command: `python -m agentgym_credit.bench.webshop_snapshot {' '.join(given)}`".rstrip(),
+        "",
+    ]
+    if args.note:
+        lines += [args.note, ""]
+    lines += [
+        f"Medians of CPU time (`time.process_time`) over every state of {args.episodes} random-policy episodes "
+        "(`split='test'`, observation `text`): one step; `get_state()` then `set_state()` of that snapshot as "
+        "one interval (the goal: <= 10% of a median step); each alone; a cold `set_state()` (this process's "
+        "snapshot memo and the env's renderings and searches forgotten: a snapshot from another process, "
+        "its tag checked, its fields parsed and checked, its query searched again and its page rendered); "
+        "an empty interval (the timer's own cost, inside every figure).",
+        "",
+        "| products | step median / mean (µs) | get + set (µs) | (get + set) / step median | get_state (µs) "
+        "| set_state (µs) | cold set_state (µs) | timer (µs) | snapshot bytes |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n, sn in rows:
+        lines.append(
+            f"| {n:,} | {sn['step_us']:.1f} / {sn['step_mean_us']:.1f} | {sn['pair_us']:.1f} "
+            f"| {sn['pair_us'] / sn['step_us']:.1%} | {sn['get_us']:.1f} | {sn['set_us']:.1f} "
+            f"| {sn['cold_us']:.1f} | {sn['timer_us']:.1f} | {sn['bytes']:.0f} |"
+        )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(lines) + "\n")
+    print(args.out.read_text())
+
+
+if __name__ == "__main__":
+    main()
