@@ -266,7 +266,7 @@ def seal_bound(prefix: bytes, rng: bytes, payload: Any, memo: Any = None) -> byt
     :func:`open_bound` returns instead of the bytes when this very snapshot comes back to this process
     (an env's already checked, immutable form of its state)."""
     if payload.__class__ is bytes:
-        body = prefix + rng + b"\n" + b"b" + payload
+        body = b"".join((prefix, rng, b"\nb", payload))
         kind, raw = b"b", payload
     else:
         kind, raw = _encode(prefix.split(b"\n", 1)[0].decode(), payload)
@@ -276,7 +276,7 @@ def seal_bound(prefix: bytes, rng: bytes, payload: Any, memo: Any = None) -> byt
     h = _MAC.copy()
     h.update(body)
     tag = h.digest()
-    snap = _MAGIC + tag + body
+    snap = b"".join((_MAGIC, tag, body))
     table = _MEMO[0]
     table[tag] = (snap, prefix, rng, kind, raw if memo is None else memo)  # by tag: 32 bytes to hash, not all
     if len(table) >= MEMO_SIZE // 2:  # two generations: the older half is dropped whole (O(1) a snapshot)
@@ -324,13 +324,12 @@ def _split(snapshot: Any) -> tuple[bytes, bytes, bytes, bytes]:
 
 def open_bound(snapshot: Any, prefix: bytes) -> tuple[bytes, Any]:
     """:func:`open_snapshot` with the :func:`binding` computed beforehand."""
-    hit = None
     if snapshot.__class__ is bytes:
         tag = snapshot[_MAGIC_LEN:_BODY_AT]
         hit = _MEMO[0].get(tag) or _MEMO[1].get(tag)
-        if hit is not None and hit[0] != snapshot:  # the same tag over other bytes: check it the long way
-            hit = None
-    got, rng, kind, raw = hit[1:] if hit is not None else _split(snapshot)
+        if hit is not None and hit[0] == snapshot and hit[1] == prefix:  # sealed here: checked when it was made
+            return hit[2], (hit[4] if hit[3] == b"b" else _decode(hit[3], hit[4]))
+    got, rng, kind, raw = _split(snapshot)
     if got != prefix:
         name, cfg, _ = got.split(b"\n", 2)
         env_name, _, _ = prefix.split(b"\n", 2)
