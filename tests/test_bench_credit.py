@@ -36,6 +36,11 @@ def test_quick_run_writes_every_output(quick_out):
                  "aliased/cue tasks, obs-keyed: HGPO over observation history vs GiGPO on obs anchors",
                  "## Bias vs A^π over observation history", "ties", "Perfect critics", "td0(true V)"):
         assert part in md
+    # summaries are calibrated and tallies corrected (issue 21): predictions checked, calibration reported
+    for part in ("## Summary", "Holm", "Calibration of the pooled bias interval", "Leave own return out",
+                 'step_norm "mean" vs "mean_std"'):
+        assert part in md
+    assert md.count("**held**") + md.count("**failed**") + md.count("not checked") >= 6
     assert "ceiling" not in md.lower()
 
 
