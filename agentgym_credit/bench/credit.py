@@ -41,7 +41,14 @@ import numpy as np
 
 from agentgym_credit.bench import report as R
 from agentgym_credit.bench.credit_calibration import simulate_pooled_bias
-from agentgym_credit.bench.credit_findings import _nanmean, _pct, findings
+from agentgym_credit.bench.credit_findings import (
+    Evidence,
+    _nanmean,
+    _pct,
+    calibration_lines,
+    findings,
+    prediction_lines,
+)
 from agentgym_credit.bench.credit_run import (
     BIAS_PAIRS,
     POLICIES,
@@ -150,6 +157,10 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
            f"Wall time {res.seconds:.1f} s{_load_text(res)}. Sizes: {cfg.trajectories} rollouts per run (= {cfg.trajectories}/N "
            f"groups of N; group g plays one of {cfg.instances} task instances per family), {cfg.seeds} seeds, N ∈ {list(cfg.group_sizes)}, "
            f"γ = {cfg.gamma}, HGPO history depth K = {cfg.history_depth}.", ""]
+    sizes = sorted(cfg.seeds * (cfg.trajectories // n) for n in cfg.group_sizes)
+    calib = simulate_pooled_bias(blocks=len(cfg.policies) * len(cfg.group_sizes), clusters=max(2, sizes[len(sizes) // 2]),
+                                 rows=8, replicates=100 if cfg.quick else 200)
+    md += ["## Summary", ""] + prediction_lines(Evidence.from_result(cfg, res), cfg) + calibration_lines(calib) + [""]
     md += ["## What is measured", "",
            "Every signal below is computed on `batch.steps` of rollouts collected by `GroupedRolloutCollector` "
            "under a known behaviour policy, and compared row by row with the oracle's exact "
@@ -188,9 +199,6 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
     md += ["Signals:", ""] + [f"- `{k}` — {v}" for k, v in SIGNALS.items()] + [""]
     md += ["Policies:", ""] + [f"- `{p}` — {POLICIES[p].kind}-based, {POLICIES[p].strength}" for p in cfg.policies]
     md += ["", "Tasks:", ""] + [f"- `{t}` ({TASKS[t].env_id}) — {TASKS[t].kind}" for t in cfg.tasks] + [""]
-    sizes = sorted(cfg.seeds * (cfg.trajectories // n) for n in cfg.group_sizes)
-    calib = simulate_pooled_bias(blocks=len(cfg.policies) * len(cfg.group_sizes), clusters=max(2, sizes[len(sizes) // 2]),
-                                 rows=8, replicates=100 if cfg.quick else 200)
     md += ["## Findings", ""] + findings(cfg, res, calib) + [""]
     md += ["## Behaviour of the policies", ""]
     info_rows = []

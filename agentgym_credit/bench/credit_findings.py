@@ -506,6 +506,17 @@ PREDICTIONS = (
 before that run, each with the check the report applies (rendered at the head of the findings)."""
 
 
+def prediction_lines(ev: Evidence, cfg: CreditBenchConfig) -> list[str]:
+    """The numbered predictions with the run's verdict and evidence (the report's summary leads with them)."""
+    lines = ["Predictions (committed before the first full run that reported them) and what this run says:", ""]
+    for i, (text, check) in enumerate(PREDICTIONS, 1):
+        held, why = check(ev, cfg)
+        verdict = "not checked" if held is None else ("**held**" if held else "**failed**")
+        lines.append(f"{i}. {text} — {verdict} ({why})")
+    lines.append("")
+    return lines
+
+
 def findings(cfg: CreditBenchConfig, res: BenchResult, calib: dict[str, float] | None = None) -> list[str]:
     """The predictions of the papers, checked on this run's numbers (markdown bullet lines)."""
     ev = Evidence.from_result(cfg, res)
@@ -515,12 +526,7 @@ def findings(cfg: CreditBenchConfig, res: BenchResult, calib: dict[str, float] |
              "differs it is given too. A bias over many cells is the cells' signed bias² pooled into one "
              "estimate with one delete-one-rollout-group jackknife (not a mean of per-cell biases). ± is a 95% "
              "interval.", ""]
-    lines += ["Predictions (committed before the first full run that reported them) and what this run says:", ""]
-    for i, (text, check) in enumerate(PREDICTIONS, 1):
-        held, why = check(ev, cfg)
-        verdict = "not checked" if held is None else ("**held**" if held else "**failed**")
-        lines.append(f"{i}. {text} — {verdict} ({why})")
-    lines.append("")
+    lines += prediction_lines(ev, cfg)
     lines += calibration_lines(calib)
     for part in (_episode_vs_step, _aliased, _window_policies, _observation_history, _loo_and_norm, _graph,
                  _references):
@@ -528,4 +534,5 @@ def findings(cfg: CreditBenchConfig, res: BenchResult, calib: dict[str, float] |
     return lines
 
 
-__all__ = ["Evidence", "Tally", "mean_of_cells", "paired_cell", "tally", "bias_tally", "calibration_lines", "PREDICTIONS", "findings"]
+__all__ = ["Evidence", "Tally", "mean_of_cells", "paired_cell", "tally", "bias_tally", "calibration_lines", "PREDICTIONS", "prediction_lines",
+           "findings"]
