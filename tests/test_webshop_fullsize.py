@@ -166,3 +166,24 @@ def test_loader_bench_in_a_fresh_process(tmp_path):
     cells = [c.strip() for c in row.split("|")[1:-1]]
     assert 200 <= int(cells[3].replace(",", "")) <= 2000  # goals: 1 to 10 option combinations a product
     assert float(cells[4]) > 0
+
+
+def test_a_damaged_member_is_not_read_to_the_end(tmp_path, monkeypatch):
+    from agentgym_credit.envs.webshop import data as D
+
+    monkeypatch.setattr(D, "MAX_MEMBER_CHARS", 64)
+    p = tmp_path / "d.json"
+    p.write_text('[1, {"a": tru, "pad": "' + "x" * 10_000 + '"}, 2]', encoding="utf-8")
+    reads = []
+    real_open = open
+
+    def counting_open(*a, **k):
+        f = real_open(*a, **k)
+        read = f.read
+        f_read = lambda n=-1: reads.append(n) or read(n)  # noqa: E731
+        return type("F", (), {"read": staticmethod(f_read), "__enter__": lambda s: s, "__exit__": lambda s, *x: f.close()})()
+
+    monkeypatch.setattr("builtins.open", counting_open)
+    with pytest.raises(WebShopDataError, match="invalid JSON"):
+        list(D.iter_json_array(p, chunk=16))
+    assert len(reads) < 20  # stopped near the damage, not after ~10,000 / 16 reads

@@ -337,6 +337,8 @@ class WebShopDataError(ValueError):
 _WS = re.compile(r"\s*")
 JSON_CHUNK = 1 << 20
 """Characters read at a time by the streaming JSON readers."""
+MAX_MEMBER_CHARS = 1 << 26
+"""A member that does not parse within this many characters is invalid (a damaged file is not read whole)."""
 
 
 def _iter_json(path: Path, container: str, chunk: int) -> Iterator[Any]:
@@ -371,7 +373,7 @@ def _iter_json(path: Path, container: str, chunk: int) -> Iterator[Any]:
                 try:
                     v, end = dec.raw_decode(buf, pos)
                 except json.JSONDecodeError as exc:
-                    if more():
+                    if len(buf) - pos <= MAX_MEMBER_CHARS and more():  # maybe cut off at the chunk's end
                         continue
                     raise WebShopDataError(f"{path}: invalid JSON at character {base + exc.pos}: {exc.msg}") from None
                 if end >= len(buf) and more():  # a number may go on in the next chunk
