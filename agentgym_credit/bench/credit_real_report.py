@@ -120,6 +120,7 @@ def write_report(cfg: RealConfig, res: dict[str, Any], out: Path) -> dict[str, P
         "- envs: " + "; ".join(f"`{e}`: {ENVS[e].what}" for e in cfg.envs),
         "- policies: " + ", ".join(f"`{p}` ({POLICIES[p]!r})" for p in cfg.policies),
         *(f"- skipped: {s}" for s in res.get("skipped", [])),
+        *(f"- note: {s}" for s in res.get("notes", [])),
     ]
     md = out / "credit_real.md"
     sections = [("setup", "\n".join(setup)), ("predictions", "## Predictions\n\n" + PREDICTIONS),
@@ -146,7 +147,7 @@ def _plot(path: Path, panels: dict[str, dict[str, Any]]) -> Path | None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="agentgym-credit bench credit_real", description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="a small run (about a minute): ALFWorld generated + WebShop")
+    p.add_argument("--quick", action="store_true", help="a small run (under two minutes): synthetic check, ALFWorld generated, WebShop")
     p.add_argument("--out", type=Path, default=None, help="output folder (default benchmarks/ for a full run from "
                    "the repository root, else ./agc-bench)")
     p.add_argument("--envs", nargs="+", choices=sorted(ENVS), default=None)
