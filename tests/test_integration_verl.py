@@ -92,7 +92,8 @@ def _expected(name: str, steps: credit.StepArrays, mask: torch.Tensor, **opts) -
 # -- (a) verl's compute_advantage with our registered estimators ------------------------------------
 def test_register_is_idempotent_and_names_are_in_verls_registry():
     names = agc_verl.register()
-    assert names == ["agc_gigpo", "agc_gigpo_obs", "agc_verl_agent", "agc_hgpo", "agc_grpo", "agc_rloo"]
+    assert names == ["agc_gigpo", "agc_gigpo_obs", "agc_verl_agent", "agc_hgpo", "agc_grpo", "agc_rloo",
+                     "agc_graph", "agc_graph_obs", "agc_graphgpo", "agc_gagpo"]
     assert agc_verl.register() == names  # a second call changes nothing
     for n in names:
         assert core_algos.get_adv_estimator_fn(n) is agc_verl.estimator_fn(n)

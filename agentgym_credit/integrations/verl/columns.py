@@ -5,7 +5,8 @@ What lives here (pure numpy; no verl import):
 - :data:`GROUP`, :data:`TRAJ`, :data:`STEP_COLUMNS`: the ``non_tensor_batch`` column names. ``uid``
   (the rollout group, verl's own column) and ``traj_uid`` (the trajectory, verl-agent's name) are the
   ids; the ``agc_*`` columns hold one step's env data each;
-- :data:`OPTIONAL_COLUMNS`: columns read when present (``agc_failed``);
+- :data:`OPTIONAL_COLUMNS`: columns read when present (``agc_failed``; ``agc_terminated`` and
+  ``agc_final_state_key`` / ``agc_final_obs_key``, what the graph estimators bootstrap from);
 - :class:`MissingStepColumns`: the error for a batch that lacks some of them;
 - :func:`missing_columns`, :func:`steps_from_columns`: check the columns, build
   :class:`~agentgym_credit.credit.steps.StepArrays` (rows of failed trajectories and padding rows left out);
@@ -52,7 +53,7 @@ STEP_COLUMNS: dict[str, str] = {
 }
 """Columns every registered ``agc_*`` estimator needs, besides verl's ``uid``."""
 
-OPTIONAL_COLUMNS = ("agc_failed",)
+OPTIONAL_COLUMNS = ("agc_failed", "agc_terminated", "agc_final_state_key", "agc_final_obs_key")
 
 HOW_TO = ("convert a RolloutBatch with agentgym_credit.integrations.verl.to_dataproto(batch, tokenizer), "
           "or roll out with the verl agent loop registered as 'agc_credit_env' "
@@ -241,6 +242,11 @@ def steps_from_columns(non_tensor_batch: Mapping[str, Any], index: Any = None, *
         state_key=_u64(nt["agc_state_key"]), obs_key=_u64(nt["agc_obs_key"]),
         history_keys=_history(nt["agc_history_keys"], n), valid=np.asarray(nt["agc_valid"]).astype(bool),
     )
+    if "agc_terminated" in nt:  # optional: an episode that ended vs one cut off (the graph estimators read it)
+        cols["terminated"] = np.asarray(nt["agc_terminated"]).astype(bool) & done
+    for c in ("final_state_key", "final_obs_key"):
+        if f"agc_{c}" in nt:
+            cols[c] = _u64(nt[f"agc_{c}"])
     steps = StepArrays(**cols)
     return (steps if kept.all() else steps.select(kept)), kept
 

@@ -126,6 +126,9 @@ def to_dataproto(batch: RolloutBatch, tokenizer: Any = None, *, pad_token_id: in
         "uid": _obj([str(g) for g in batch.group_id.tolist()]),
         "traj_uid": _obj([str(t) for t in batch.traj_id.tolist()]),
         "agc_failed": np.asarray(failed, dtype=bool),
+        # the state each trajectory's last step reached (graph estimators bootstrap from it), per row
+        "agc_final_state_key": batch.traj.final_state_key[batch.traj_id],
+        "agc_final_obs_key": batch.traj.final_obs_key[batch.traj_id],
         "agc_extras": _obj([{k: v for k, v in e.items() if k not in moved} for e in batch.extras]),
     }
     list_fields = []

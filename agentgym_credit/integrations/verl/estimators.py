@@ -6,7 +6,8 @@ What lives here:
   true-state anchors), ``agc_gigpo_obs`` (our GiGPO with observation anchors: NOT verl-agent's numbers, whose
   episode baseline runs over step rows and which penalizes invalid actions), ``agc_verl_agent`` (GiGPO exactly
   as verl-agent computes it: the ``verl-agent`` preset, :mod:`agentgym_credit.credit.verl_agent`),
-  ``agc_hgpo``, ``agc_grpo``, ``agc_rloo``;
+  ``agc_hgpo``, ``agc_grpo``, ``agc_rloo``, and the graph estimators ``agc_graph`` (state keys),
+  ``agc_graph_obs`` (observation keys), ``agc_graphgpo``, ``agc_gagpo`` (:mod:`agentgym_credit.credit.graph`);
 - :func:`register`: adds them with ``verl.trainer.ppo.core_algos.register_adv_est`` (idempotent), so a
   verl config selects one with ``algorithm.adv_estimator=agc_gigpo``;
 - :func:`estimator_fn`: the registered function of one name.
@@ -58,6 +59,10 @@ VERL_ESTIMATORS: dict[str, tuple[str, dict[str, Any]]] = {
     "agc_hgpo": ("hgpo", {}),
     "agc_grpo": ("grpo", {}),
     "agc_rloo": ("rloo", {}),
+    "agc_graph": ("graph", {}),
+    "agc_graph_obs": ("graph", {"key": "obs_key"}),
+    "agc_graphgpo": ("graphgpo", {}),
+    "agc_gagpo": ("gagpo", {}),
 }
 """verl registry name -> (name in :data:`agentgym_credit.credit.ESTIMATORS`, options it fixes)."""
 
