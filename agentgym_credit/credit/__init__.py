@@ -42,6 +42,7 @@ from agentgym_credit.credit.gagpo import gagpo
 from agentgym_credit.credit.graph import graph
 from agentgym_credit.credit.graphgpo import graphgpo
 from agentgym_credit.credit.hierarchy import hgpo, hgpo_precision
+from agentgym_credit.credit.presets import PRESETS, hgpo_official, preset_options
 from agentgym_credit.credit.registry import ESTIMATORS, advantages, estimator_options, register
 from agentgym_credit.credit.returns import episode_returns, step_returns
 from agentgym_credit.credit.steps import MISSING, StepArrays, TrajLayout
@@ -73,6 +74,9 @@ __all__ = [
     "gigpo_step",
     "hgpo",
     "hgpo_precision",
+    "hgpo_official",
+    "PRESETS",
+    "preset_options",
     "gae",
     "mc",
     "graph",
