@@ -55,7 +55,7 @@ def gagpo(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.95, key: str
     r_in = steps.reward + p if propagate_penalty else steps.reward
     r = r_in[w.order]
     ret = np.empty(n)
-    ret[w.order] = scan(r, np.where(w.last, 0.0, gamma), w.max_length)
+    ret[w.order] = scan(r, w.last, gamma, w.max_length)
     groups = pair_groups(steps.group_id, keys)
     v = ret.copy()  # singleton states: their own return
     if groups.num_groups:
@@ -66,7 +66,7 @@ def gagpo(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.95, key: str
     v_next[:-1] = vs[1:]
     v_next[w.last] = 0.0
     adv = np.empty(n)
-    adv[w.order] = scan(r + gamma * v_next - vs, np.where(w.last, 0.0, gamma * lam), w.max_length)
+    adv[w.order] = scan(r + gamma * v_next - vs, w.last, gamma * lam, w.max_length)
     if not propagate_penalty:
         adv += p
     if norm == "none":

@@ -163,9 +163,9 @@ def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str 
         v = _shrink(v, node, node_scope, r, w, gamma, shrink)
     v_next = np.where(nxt >= 0, v[np.maximum(nxt, 0)], 0.0)
     delta = r + gamma * v_next - v[node]
-    adv_sorted = scan(delta, np.where(w.last, 0.0, gamma * lam), w.max_length)
+    adv_sorted = scan(delta, w.last, gamma * lam, w.max_length)
     if loops == "mc" and np.any(loop):  # a self-loop's credit: its own Monte-Carlo return minus V-hat(u)
-        ret = scan(r, np.where(w.last, 0.0, gamma), w.max_length)
+        ret = scan(r, w.last, gamma, w.max_length)
         adv_sorted[loop] = ret[loop] - v[node[loop]]
     out = np.empty(steps.n)
     out[w.order] = adv_sorted
@@ -181,7 +181,7 @@ def _shrink(v: np.ndarray, node: np.ndarray, node_scope: np.ndarray, r: np.ndarr
             k: float) -> np.ndarray:
     """(n_u V(u) + k b_scope) / (n_u + k), b_scope = mean discounted step return of the scope's rows."""
     m = len(node_scope)
-    ret = scan(r, np.where(w.last, 0.0, gamma), w.max_length)
+    ret = scan(r, w.last, gamma, w.max_length)
     _, sc = np.unique(node_scope[node], return_inverse=True)
     b = np.bincount(sc, weights=ret) / np.bincount(sc)
     b_node = np.zeros(m)

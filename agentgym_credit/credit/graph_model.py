@@ -8,7 +8,7 @@ and :mod:`~agentgym_credit.credit.gagpo`; no Python loop per step or per group a
 - :func:`code_nodes`: exact dense node ids of (scope, key) pairs;
 - :class:`Walk`: rows in (trajectory, t) order with each trajectory's first/last row, and how each
   trajectory ended (:func:`walk`);
-- :func:`scan`: the reverse recurrence y_p = x_p + c_p y_{p+1} with a coefficient per row (doubling);
+- :func:`scan`: the reverse recurrence y_p = x_p + c y_{p+1}, cut where a row stops it;
 - :func:`solve_values`: V of the empirical Markov chain on the nodes, exactly, vectorized over scopes;
 - :func:`bfs_distances`: fewest edges from every node to a set of goal nodes (reverse BFS, all scopes at once).
 
@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agentgym_credit.credit.grouping import _representatives, mix64
+from agentgym_credit.credit.returns import reverse_discounted_scan
 from agentgym_credit.credit.steps import StepArrays
 from agentgym_credit.errors import StepArraysError
 from agentgym_credit.keys import MISSING
@@ -112,18 +113,9 @@ def walk(steps: StepArrays) -> Walk:
     return Walk(lay.order, last, ends[lay.seg], term[lay.order] & last, lay.max_length)
 
 
-def scan(x: np.ndarray, coef: np.ndarray, max_length: int) -> np.ndarray:
-    """y_p = x_p + coef_p * y_{p+1} over sorted rows (``coef_p`` must be 0 where the recurrence stops)."""
-    y = np.array(x, dtype=np.float64, copy=True)
-    a = np.array(coef, dtype=np.float64, copy=True)
-    n = len(y)
-    d = 1
-    while d < max_length and d < n:
-        y[:-d] += a[:-d] * y[d:]
-        a[:-d] *= a[d:]
-        a[-d:] = 0.0
-        d *= 2
-    return y
+def scan(x: np.ndarray, stop: np.ndarray, coef: float, max_length: int) -> np.ndarray:
+    """y_p = x_p + coef * y_{p+1} over sorted rows, y_p = x_p where ``stop[p]`` (the returns module's scan)."""
+    return reverse_discounted_scan(x, stop, coef, max_length)
 
 
 def solve_values(node: np.ndarray, nxt: np.ndarray, reward: np.ndarray, w: Walk, node_scope: np.ndarray,
@@ -144,7 +136,7 @@ def solve_values(node: np.ndarray, nxt: np.ndarray, reward: np.ndarray, w: Walk,
     hub_row = hub[node]
     stop = w.last.copy()
     stop[:-1] |= hub_row[1:]
-    x = scan(reward, np.where(stop, 0.0, gamma), w.max_length)
+    x = scan(reward, stop, gamma, w.max_length)
     # next hub row strictly after p, within p's trajectory
     big = np.iinfo(np.int64).max
     pos = np.where(hub_row, np.arange(n), big)
