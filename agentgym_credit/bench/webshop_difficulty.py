@@ -185,15 +185,23 @@ measured from outside for issue 25; generator v3 (before): 25.1 words, 571, 0.12
 def language(n: int = 5000, seed: int = 0) -> dict[str, Any]:
     """Language statistics of ``n`` generated instructions (the sentence, and the goal text the agent
     sees: sentence + budget clause), with the realized omission rates."""
+    from agentgym_credit.envs.webshop import instructions as I
     from agentgym_credit.envs.webshop.catalog import generate_catalog
     from agentgym_credit.envs.webshop.instructions import language_stats
 
-    cat = generate_catalog(n, seed)
+    typos = []
+    real = I.add_typo
+    I.add_typo = lambda rng, text: typos.append(text) or real(rng, text)  # count the typos drawn
+    try:
+        cat = generate_catalog(n, seed)
+    finally:
+        I.add_typo = real
     asked = [len(g["goal_options"]) for g in cat.goals]
     listed = [len(cat.by_asin[g["asin"]]["options"]) for g in cat.goals]
     return {
         "sentence": language_stats([p["instruction_text"] for p in cat.products]),
         "goal": language_stats([g["instruction_text"] for g in cat.goals]),
+        "typo_share": len(typos) / max(len(cat.products), 1),
         "no_option_share": float(np.mean([a == 0 for a in asked])),
         "options_asked": float(np.mean(asked)),
         "options_listed": float(np.mean(listed)),
@@ -225,7 +233,8 @@ def _language_lines(lang: dict[str, Any]) -> list[str]:
         f"Rates drawn (per sentence): typo {RATES['typo']:.0%}, brand named {RATES['brand']:.0%}, recipient / "
         f"occasion / purpose {RATES['context']:.0%}, qualifier {RATES['qualifier']:.0%}, terse search-like "
         f"{RATES['terse']:.0%}; paraphrased: {RATES['attr_paraphrase']:.0%} of attributes, "
-        f"{RATES['value_paraphrase']:.0%} of option values. Omissions (realized): goals asking no option "
+        f"{RATES['value_paraphrase']:.0%} of option values. Realized: a typo in {lang['typo_share']:.1%} of the "
+        f"sentences; goals asking no option "
         f"{lang['no_option_share']:.1%}, options asked {lang['options_asked']:.2f} of {lang['options_listed']:.2f} "
         f"listed, attributes asked {lang['attributes_asked']:.2f}.",
         "",
