@@ -69,3 +69,20 @@ def test_train_llm_example_help_and_warmup_makes_actions_valid():
                          capture_output=True, text=True, env=env, timeout=600, check=True).stdout
     invalid = float(run.split("invalid ")[1].split()[0])
     assert "format warm-up: 40 steps" in run and invalid < 0.5, run
+
+
+def test_llm_training_report_draws_no_estimator_conclusion_below_five_seeds():
+    """The committed llm_training.md compared estimators on 2 seeds; comparisons are now paired by seed,
+    Holm-corrected, and withheld below five seeds."""
+    from agentgym_credit.bench.llm_training import comparison_text
+
+    def runs(n, effect):
+        return [{"estimator": e, "seed": s, "before": {"success_rate": 0.2},
+                 "after": {"success_rate": 0.4 + (effect if e == "gigpo" else 0.0) + 0.01 * ((s * 7) % 3)}}
+                for s in range(n) for e in ("grpo", "gigpo")]
+
+    two = comparison_text(runs(2, 0.3))
+    assert "no conclusion about which estimator learns better" in two
+    six = comparison_text(runs(6, 0.3))
+    assert "no conclusion" not in six and "gigpo: +0.300 ± 0.000 over 6 seeds — win" in six
+    assert "— tie" in comparison_text(runs(6, 0.0))

@@ -171,10 +171,45 @@ Per seed:
 {png_line}
 
 Reading: the gain is the success on the evaluation groups after RL minus before it, from the same
-starting weights. Seeds with a positive gain: {gained}. With {len(results) // max(len(ests), 1)} seed(s) and
-{n_eval} evaluation episodes the difference *between* the estimators is within noise unless it is large.
+starting weights. Seeds with a positive gain: {gained}.
+
+{comparison_text(results)}
 """
     out.write_text(text)
+
+
+MIN_SEEDS_FOR_CONCLUSIONS = 5
+"""Below this many seeds the report draws no conclusion about which estimator learns better."""
+
+
+def comparison_text(results: list[dict]) -> str:
+    """Each estimator's gain against the first one's (paired by seed: same starting weights and tasks), with
+    95% t-intervals and Holm's correction over the comparisons, and what may be concluded from them."""
+    from agentgym_credit.bench.metrics import holm_verdicts, p_from_interval, paired_diff_ci
+
+    ests = list(dict.fromkeys(r["estimator"] for r in results))
+    gain = {(r["estimator"], r["seed"]): r["after"]["success_rate"] - r["before"]["success_rate"] for r in results}
+    seeds = sorted({r["seed"] for r in results})
+    base, rows, diffs, ps = ests[0], [], [], []
+    for e in ests[1:]:
+        both = [s for s in seeds if (e, s) in gain and (base, s) in gain]
+        mean, hw, n = paired_diff_ci(np.array([gain[e, s] for s in both]), np.array([gain[base, s] for s in both]))
+        diffs.append(mean)
+        ps.append(p_from_interval(mean, hw, n - 1))
+        rows.append((e, n, mean, hw))
+    verdicts = holm_verdicts(diffs, ps)
+    lines = [f"**Between estimators** (gain minus {base}'s gain, paired by seed; 95% t-interval; a difference "
+             f"counts only if it survives Holm's correction over the {len(rows)} comparisons):", ""]
+    for (e, n, mean, hw), v in zip(rows, verdicts):
+        interval = f"± {hw:.3f}" if np.isfinite(hw) else "(no interval)"
+        lines.append(f"- {e}: {mean:+.3f} {interval} over {n} seeds — {v}")
+    n_seeds = len(seeds)
+    if n_seeds < MIN_SEEDS_FOR_CONCLUSIONS:
+        lines += ["", f"With {n_seeds} seed(s) no conclusion about which estimator learns better is drawn from this "
+                      f"run (at least {MIN_SEEDS_FOR_CONCLUSIONS} are needed). What it shows is that the loop learns on CPU from scratch "
+                      "within the stated budget. The estimator comparison with power is `bench train` "
+                      "(`benchmarks/training.md`)."]
+    return "\n".join(lines)
 
 
 def gpu_training(args: argparse.Namespace, command: list[str]) -> int:
