@@ -22,7 +22,7 @@ from agentgym_credit.integrations.verl import agent_loop as al  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "verl"
-OURS = {"algorithm.agc_options.gamma", "algorithm.agc_options.omega"}
+OURS = {f"algorithm.agc_options.{k}" for k in ("gamma", "omega", "mode", "invalid_penalty", "reward_scale")}
 
 
 def _leaves(d, prefix=""):
@@ -34,18 +34,24 @@ def _leaves(d, prefix=""):
             yield key
 
 
-def test_example_config_composes_and_every_key_is_verls():
+def _compose(name: str):
+    """The example config ``name`` composed by hydra, after checking that every key it sets is verl's (or ours):
+    a typo would be merged silently."""
     import verl
 
     ref = OmegaConf.load(Path(verl.__file__).parent / "trainer" / "config" / "_generated_ppo_trainer.yaml")
-    mine = OmegaConf.to_container(OmegaConf.load(EXAMPLE / "config" / "gigpo_alfworld.yaml"))
+    mine = OmegaConf.to_container(OmegaConf.load(EXAMPLE / "config" / f"{name}.yaml"))
     mine.pop("hydra")
     mine.pop("defaults")
     ref_keys = set(_leaves(OmegaConf.to_container(ref, resolve=False)))
     unknown = [k for k in _leaves(mine) if k not in OURS and k not in ref_keys]
     assert unknown == [], f"keys not in verl's ppo_trainer config: {unknown}"
     with initialize_config_dir(config_dir=str(EXAMPLE / "config"), version_base=None):
-        cfg = compose(config_name="gigpo_alfworld")
+        return compose(config_name=name)
+
+
+def test_example_config_composes_and_every_key_is_verls():
+    cfg = _compose("gigpo_alfworld")
     assert cfg.algorithm.adv_estimator == "agc_gigpo"
     assert cfg.actor_rollout_ref.rollout.agent.default_agent_loop == al.AGENT_NAME
     assert cfg.trainer.use_v1 and cfg.trainer.v1.trainer_mode == "sync"  # verl's own mode (trainer.install)
@@ -53,6 +59,18 @@ def test_example_config_composes_and_every_key_is_verls():
     assert cfg.actor_rollout_ref.rollout.prompt_length == cfg.data.max_prompt_length  # verl's interpolation
     entry = OmegaConf.load(EXAMPLE / "agent_loop.yaml")[0]
     assert entry.name == al.AGENT_NAME and entry._target_.endswith(".CreditEnvAgentLoop")
+
+
+def test_verl_agent_config_has_verl_agents_settings_and_valid_options():
+    from agentgym_credit import credit
+    from agentgym_credit.integrations.verl import VERL_ESTIMATORS
+
+    cfg = _compose("gigpo_alfworld_verl_agent")
+    assert cfg.algorithm.adv_estimator == "agc_verl_agent" and VERL_ESTIMATORS["agc_verl_agent"][0] == "verl-agent"
+    assert (cfg.data.max_prompt_length, cfg.data.max_response_length) == (2048, 512)
+    assert cfg.actor_rollout_ref.rollout.n == 8 and cfg.trainer.v1.trainer_mode == "sync"
+    opts = OmegaConf.to_container(cfg.algorithm.agc_options)
+    assert set(opts) <= set(credit.estimator_options("verl-agent")) and opts["mode"] == "mean_std_norm"
 
 
 def test_make_data_rows_survive_parquet_and_give_the_loop_its_settings(tmp_path):
@@ -66,6 +84,15 @@ def test_make_data_rows_survive_parquet_and_give_the_loop_its_settings(tmp_path)
     assert s["max_steps"] == 50 and s["task"] is None
     val = al._settings(pq.read_table(tmp_path / "val.parquet").to_pylist()[0])
     assert val["env_kwargs"] == {"split": "eval_in"} and val["seed"] == 10**6
+    out = subprocess.run([sys.executable, str(EXAMPLE / "make_data.py"), "--out", str(tmp_path / "va"),
+                          "--train-groups", "1", "--val-groups", "1", "--val-dev-groups", "2",
+                          "--prompting", "verl-agent", "--history-len", "2"],
+                         capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    val = pq.read_table(tmp_path / "va" / "val.parquet").to_pylist()
+    assert [r["data_source"] for r in val] == ["alfworld/generated", "alfworld/dev", "alfworld/dev"]
+    s = al._settings(val[1])
+    assert s["prompting"] == "verl-agent" and s["history_len"] == 2 and s["env_kwargs"] == {"source": "dev"}
 
 
 def test_trainer_without_transferqueue_names_what_to_install(monkeypatch):

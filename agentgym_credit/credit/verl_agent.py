@@ -4,7 +4,9 @@ What lives here:
 
 - :func:`verl_agent_gigpo`: the advantage per row, registered as ``"verl-agent"`` in
   :data:`~agentgym_credit.credit.registry.ESTIMATORS`;
-- :data:`MODES`: verl-agent's two normalization modes, ``"mean_norm"`` (its default) and ``"mean_std_norm"``.
+- :data:`MODES`: verl-agent's two normalization modes, ``"mean_std_norm"`` (its ALFWorld recipe,
+  ``examples/gigpo_trainer/run_alfworld.sh``; this preset's default) and ``"mean_norm"`` (the default argument of
+  its ``compute_gigpo_outcome_advantage``).
 
 What verl-agent does, and so what this preset does (checked against a plain-Python transcription of its
 logic on random batches in ``tests/test_verl_agent_preset.py``, max difference <= 1e-6):
@@ -55,7 +57,7 @@ def _episode_term(steps: StepArrays, mode: str, invalid_penalty: float, eps: flo
     return out
 
 
-def verl_agent_gigpo(steps: StepArrays, *, mode: str = "mean_norm", gamma: float = 0.95, omega: float = 1.0,
+def verl_agent_gigpo(steps: StepArrays, *, mode: str = "mean_std_norm", gamma: float = 0.95, omega: float = 1.0,
                      invalid_penalty: float = -0.1, reward_scale: float = 10.0, eps: float = 1e-6) -> np.ndarray:
     """verl-agent's GiGPO advantage per row (float64, input order); see the module docstring."""
     checks.as_steps(steps)

@@ -6,6 +6,11 @@ group start from one state. Run it once before ``run_gigpo_alfworld.sh``::
 
     python examples/verl/make_data.py --out ~/data/agc_alfworld            # built-in generated games
     python examples/verl/make_data.py --out ~/data/agc_alfworld --data-dir $ALFWORLD_DATA   # real games
+    python examples/verl/make_data.py --out ~/data/agc_alfworld_verl_agent --prompting verl-agent \
+        --history-len 2 --val-dev-groups 64     # verl-agent's prompt format; validation on dev + generated
+
+Validation reports, per data source (``alfworld/generated``, ``alfworld/dev``), ``acc`` (success) and
+``acc/<task type>`` (success per ALFWorld task type) from the agent loop's ``reward_extra_info``.
 """
 
 from __future__ import annotations
@@ -32,18 +37,30 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=Path("~/data/agc_alfworld").expanduser())
     p.add_argument("--data-dir", default=None, help="real ALFWorld games (official layout); default: generated")
     p.add_argument("--train-groups", type=int, default=4096)
-    p.add_argument("--val-groups", type=int, default=128)
+    p.add_argument("--val-groups", type=int, default=128, help="validation groups on generated games")
+    p.add_argument("--val-dev-groups", type=int, default=0,
+                   help="validation groups on the real dev games (source='dev'), reported as data source "
+                        "alfworld/dev next to alfworld/generated")
     p.add_argument("--max-steps", type=int, default=50)
+    p.add_argument("--prompting", choices=["plain", "verl-agent"], default="plain")
+    p.add_argument("--history-len", type=int, default=2)
+    p.add_argument("--env-workers", type=int, default=4, help="env processes per agent-loop worker")
     a = p.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
-    for split, n, offset, env_split in (("train", a.train_groups, 0, "train"),
-                                        ("val", a.val_groups, 10**6, "eval_in")):
-        kw = {"split": env_split} if a.data_dir is None else {"source": "data", "data_dir": a.data_dir,
-                                                               "split": env_split}
-        rows = group_dataset("credit/ALFWorld-v0", list(range(offset, offset + n)), env_kwargs=kw,
-                             max_steps=a.max_steps, history_len=2, history_depth=4)
+    common = dict(max_steps=a.max_steps, history_len=a.history_len, history_depth=4, prompting=a.prompting,
+                  env_workers=a.env_workers)
+    real = {} if a.data_dir is None else {"source": "data", "data_dir": a.data_dir}
+    train = group_dataset("credit/ALFWorld-v0", list(range(a.train_groups)), env_kwargs={**real, "split": "train"},
+                          data_source="alfworld/train", **common)
+    val = group_dataset("credit/ALFWorld-v0", list(range(10**6, 10**6 + a.val_groups)),
+                        env_kwargs={**real, "split": "eval_in"},
+                        data_source="alfworld/eval_in" if a.data_dir else "alfworld/generated", **common)
+    if a.val_dev_groups:
+        val += group_dataset("credit/ALFWorld-v0", list(range(a.val_dev_groups)), env_kwargs={"source": "dev"},
+                             data_source="alfworld/dev", **common)
+    for split, rows in (("train", train), ("val", val)):
         write(rows, a.out / f"{split}.parquet")
-        print(f"{a.out / f'{split}.parquet'}: {n} groups")
+        print(f"{a.out / f'{split}.parquet'}: {len(rows)} groups")
 
 
 if __name__ == "__main__":
