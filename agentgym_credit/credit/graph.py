@@ -8,7 +8,7 @@ nodes (a node = a key, :func:`~agentgym_credit.credit.graph_model.base_keys`: ``
 V-hat(u) = mean over the rows at u of (r + gamma V-hat(next)), i.e. V^pi of the behaviour policy
 on the model the rollouts estimate. Each row gets
 
-    delta_t = r_t + gamma V-hat(s_{t+1}) - V-hat(s_t),    A_t = delta_t + gamma lam_t A_{t+1}
+    delta_t = r_t + gamma V-hat(s_{t+1}) - V-hat(s_t),    A_t = delta_t + gamma lam A_{t+1}
 
 (``lam=0``: TD(0) on the model, the default; ``lam=1``: the Monte-Carlo return minus V-hat(s_t)).
 Choices, all options:
@@ -43,13 +43,15 @@ Choices, all options:
 - **Thin graphs.** ``shrink=k > 0`` (default 1; 0 = the plain certainty-equivalence values)
   replaces V-hat(u) by (n_u V-hat(u) + k b) / (n_u + k), n_u the rows at u, b the scope's mean
   discounted step return: nodes seen once pull toward the group baseline instead of giving TD 0
-  (``benchmarks/graph_credit.md``: +0.10 Pearson vs A^pi on average, no cell worse). ``episode=w`` adds w times GRPO's episode advantage
-  (:func:`~agentgym_credit.credit.episode.episode_advantage`, mean/std over the group).
+  (``benchmarks/graph_credit.md``: +0.10 Pearson vs A^pi on average, no cell worse). ``episode=w``
+  adds w times GRPO's episode advantage (:func:`~agentgym_credit.credit.episode.episode_advantage`,
+  mean/std over the group).
 
-A group with one trajectory is valid (its graph is its own path: TD credit is 0 except where it
-revisits nodes). NaN rewards are refused by :class:`StepArrays`. Cost: a hash and ``np.unique`` of
-the keys (O(n log n)), a handful of segmented scans, and one dense solve per scope of size = nodes
-met at least twice (batched); ``loops="split"`` with back-off solves two graphs (1M steps: 0.31 s CPU on
+A group with one trajectory is valid (its graph is its own path: with ``shrink=0`` TD credit is 0
+except where it revisits nodes; with shrinkage its values lean toward its own mean return). NaN
+rewards are refused by :class:`StepArrays`. Cost: node coding in an open hash table (linear), a
+handful of segmented scans, and one dense solve per scope of size = nodes met at least twice
+(batched); ``loops="split"`` with back-off solves two graphs (1M steps: 0.31 s CPU on
 state keys, 0.56 s on obs keys with the default split; ``benchmarks/credit_speed.md``).
 """
 
