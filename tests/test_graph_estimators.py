@@ -80,6 +80,15 @@ def test_graphgpo_hand_example():
     np.testing.assert_allclose(graphgpo(s), a + ep, atol=1e-9)
 
 
+def test_graded_outcomes_graphgpo_cannot_tell_apart_graph_can():
+    # A -> B ends with the goal (1.0), A -> C with a side exit (0.4): GraphGPO's goal node is "any return > 0",
+    # so both steps reach it at distance 0 and its step term is 0; graph credits the better exit
+    s = _steps([[(A, 0.0), (B, 1.0)], [(A, 0.0), (C, 0.4)]])
+    np.testing.assert_array_equal(graphgpo(s, episode_weight=0.0), 0.0)
+    a = graph(s, gamma=0.5, shrink=0)
+    np.testing.assert_allclose(a, [0.5 * 1.0 - 0.35, 0.0, 0.5 * 0.4 - 0.35, 0.0], atol=1e-12)
+
+
 def test_gagpo_hand_example():
     s = _steps([[(A, 0.0), (B, 1.0)], [(A, 0.0), (C, 0.0)]])
     raw = gagpo(s, gamma=0.5, lam=0.5, norm="none")
