@@ -158,7 +158,9 @@ def test_foreign_and_tampered_snapshots_are_refused(cache):
         ({**game, "regs": [10**9, *game["regs"][1:]]}, "pc must be an int"),
         ({**game, "regs": game["regs"][:4]}, "regs must list 5"),
         ({**game, "rng": [1.5, 0, 0]}, "rng must be three"),
-        ({**game, "actions": [{"name": "x"}]}, "an action does not parse"),
+        ({**game, "actions": '[{"name": "x"}]'}, "an action does not parse"),
+        ({**game, "actions": [{"name": "x"}]}, "actions must be text"),
+        ({**game, "actions": "[1, "}, "actions are not JSON"),
         ({**game, "state": {**game["state"], "score": -1}}, "score must be an int >= 0"),
         ({k: v for k, v in game.items() if k != "token"}, "exactly the fields"),
     ]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import functools
 import itertools
+import json
 import os
 import uuid
 import zlib
@@ -84,8 +85,28 @@ def record_actions(tracker: Any) -> list[Any]:
     return log
 
 
+def _copy_progression(progression: Any) -> Any:
+    """``progression.copy()`` without its wasted start: textworld's copy runs ``__init__``, which lists the
+    actions applicable in the game's *initial* state (70 % of a restore on tw-simple) and then replaces
+    them. Same fields as that copy (textworld 1.7); any other version uses its own ``copy``."""
+    fields = ("game", "state", "_valid_actions", "quest_progressions")
+    if not all(hasattr(progression, f) for f in fields) or set(vars(progression)) - {*fields, "update", "agc_actions"}:
+        return progression.copy()
+    new = object.__new__(type(progression))
+    new.game, new.state, new._valid_actions = progression.game, progression.state.copy(), progression._valid_actions
+    new.quest_progressions = [qp.copy() for qp in progression.quest_progressions]
+    return new
+
+
+def _story(path: str, size: int) -> tuple[int, np.ndarray]:
+    """The story file's length and first ``size`` bytes (what the RAM is stored as a XOR with); cached
+    per file version (a game compiled again at the same path has another modification time)."""
+    st = os.stat(path)
+    return st.st_size, np.frombuffer(_story_prefix(path, size, st.st_mtime_ns, st.st_size), dtype=np.uint8)
+
+
 @functools.lru_cache(maxsize=64)
-def _story_prefix(path: str, size: int) -> bytes:
+def _story_prefix(path: str, size: int, mtime_ns: int, length: int) -> bytes:
     with open(path, "rb") as fh:
         data = fh.read(size)
     return data + b"\0" * (size - len(data))
@@ -104,14 +125,14 @@ def save(env: Any) -> dict[str, Any]:
     layers = wrappers(env)
     jericho = layers["jericho"]
     ram, stack, pc, sp, fp, frame_count, opcode, rng, narrative = jericho._jericho.get_state()
-    base = np.frombuffer(_story_prefix(jericho.gamefile, len(ram)), dtype=np.uint8)
+    _, base = _story(jericho.gamefile, len(ram))
     tracker = layers["tracker"]
     actions = getattr(tracker._game_progression, "agc_actions", None)
     if actions is None:
         raise SnapshotError("TextWorld snapshot: the game's actions were not recorded since its reset")
     state = tracker.state
     token = f"{_NONCE}:{next(_COUNTER)}"
-    _MEMO[token] = (tracker._game_progression.copy(), len(actions))
+    _MEMO[token] = (_copy_progression(tracker._game_progression), tuple(actions))
     while len(_MEMO) > MEMO_SIZE:
         _MEMO.popitem(last=False)
     return {
@@ -122,7 +143,7 @@ def save(env: Any) -> dict[str, Any]:
         "regs": [int(pc), int(sp), int(fp), int(frame_count), int(opcode)],
         "rng": [int(x) for x in rng],
         "narrative": base64.b64encode(bytes(narrative)).decode("ascii"),
-        "actions": [a.serialize() for a in actions],
+        "actions": json.dumps([a.serialize() for a in actions], separators=(",", ":")),  # one text field
         "state": {k: state.get(k) for k in _STATE_FIELDS},  # moves: an int once the game is reset
     }
 
@@ -130,7 +151,8 @@ def save(env: Any) -> dict[str, Any]:
 PAYLOAD_FIELDS = frozenset({"token", "ram", "ram_size", "stack", "regs", "rng", "narrative", "actions", "state"})
 """The ``game`` part of a TextWorld snapshot: this process's memo token, the Z-machine state (RAM as a
 compressed XOR with the story file, stack, registers ``pc sp fp frame_count opcode``, RNG, pending
-narrative), the logic actions applied since reset, and the text fields of the step's game state."""
+narrative), the logic actions applied since reset (textworld's own serialization, as one JSON text), and
+the text fields of the step's game state."""
 
 _MAX_B64 = 1 << 20
 
@@ -145,8 +167,6 @@ def _blob(value: Any, what: str) -> bytes:
 def _parse(data: Any, frotz: Any, story_size: int, max_actions: int) -> dict[str, Any]:
     """Every field of a snapshot's ``game`` part checked (types, sizes, ranges); the Z-machine registers
     must point inside the story file and the stack (a bad ``pc`` would crash the interpreter)."""
-    from textworld.logic import Action
-
     p = S.fields(data, "TextWorld", PAYLOAD_FIELDS)
     size = S.nat(p["ram_size"], "RAM size")
     ram = np.frombuffer(_blob(p["ram"], "RAM"), dtype=np.uint8)
@@ -165,13 +185,12 @@ def _parse(data: Any, frotz: Any, story_size: int, max_actions: int) -> dict[str
         narrative = base64.b64decode(S.text(p["narrative"], "narrative", _MAX_B64).encode("ascii"), validate=True)
     except ValueError as exc:
         raise SnapshotError(f"TextWorld snapshot payload: narrative is not base64 ({exc})") from None
-    actions = p["actions"]
+    try:
+        actions = json.loads(S.text(p["actions"], "actions", _MAX_B64))
+    except ValueError as exc:
+        raise SnapshotError(f"TextWorld snapshot payload: actions are not JSON ({exc})") from None
     if actions.__class__ is not list or len(actions) > max_actions:
         raise SnapshotError(f"TextWorld snapshot payload: actions must be a list of at most {max_actions}")
-    try:
-        actions = [Action.deserialize(a) for a in actions]
-    except Exception as exc:  # textworld raises whatever its dict access meets
-        raise SnapshotError(f"TextWorld snapshot payload: an action does not parse ({type(exc).__name__})") from None
     st = S.fields(p["state"], "TextWorld game state", set(_STATE_FIELDS))
     fields = {"raw": S.text(st["raw"], "raw text", 100_000), "feedback": S.text(st["feedback"], "feedback", 100_000),
               "score": S.nat(st["score"], "score"), "moves": S.nat(st["moves"], "moves"),
@@ -186,21 +205,25 @@ def restore(env: Any, data: Any, max_actions: int = 10_000) -> Any:
     state of that step (as a step returns it)."""
     from textworld.core import GameState
     from textworld.generator.game import GameProgression
+    from textworld.logic import Action
 
     layers = wrappers(env)
     jericho, tracker, i7, gdata = layers["jericho"], layers["tracker"], layers["i7"], layers["data"]
     frotz = jericho._jericho
-    story_size = os.path.getsize(jericho.gamefile)
+    story_size, base = _story(jericho.gamefile, frotz.frotz_lib.getRAMSize())
     d = _parse(data, frotz, story_size, max_actions)
-    token, actions, fields = d["token"], d["actions"], d["fields"]
-    base = np.frombuffer(_story_prefix(jericho.gamefile, len(d["ram"])), dtype=np.uint8)
+    token, fields = d["token"], d["fields"]
     frotz.set_state((np.bitwise_xor(d["ram"], base), d["stack"], *d["regs"], d["rng"], d["narrative"]))
 
     saved = _MEMO.get(token)
-    if saved is not None and saved[0].game is tracker._game and saved[1] == len(actions):  # saved here, this game
+    if saved is not None and saved[0].game is tracker._game and len(saved[1]) == len(d["actions"]):  # saved here
         _MEMO.move_to_end(token)
-        progression = saved[0].copy()
+        progression, actions = _copy_progression(saved[0]), list(saved[1])
     else:  # another process (or evicted): re-apply the logic actions on a fresh progression
+        try:
+            actions = [Action.deserialize(a) for a in d["actions"]]
+        except Exception as exc:  # textworld raises whatever its dict access meets
+            raise SnapshotError(f"TextWorld snapshot payload: an action does not parse ({type(exc).__name__})") from None
         progression = GameProgression(tracker._game, track_quests=tracker._game_progression.tracking_quests)
         for action in actions:
             if action not in progression.valid_actions:
