@@ -11,7 +11,7 @@ What is checked: the N rollouts of a group share one initial state; every step's
 trainer's prompt; the keys recorded in the outputs equal those of a ``GroupedRolloutCollector`` replaying
 the same actions; and verl's ``compute_advantage`` with ``agc_gigpo`` on the loop's outputs equals
 ``credit.advantages`` on that collector batch, also when the step columns arrive apart, as verl's v1
-trainer (our ``agc_sync`` mode) hands them over.
+trainer (ours, installed under verl's ``sync`` mode) hands them over.
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def _check_group(env_id, env_kw, tok, model, seed, max_steps, history_depth=2):
     torch.testing.assert_close(out.batch["advantages"], torch.from_numpy(want_adv), rtol=0, atol=0)
 
     # verl's v1 trainer builds the advantage DataProto with uid alone and the extra_fields apart: our
-    # agc_sync trainer hands them over with pending_step_columns (simulated here: no TransferQueue on CPU)
+    # trainer hands them over with pending_step_columns (here without TransferQueue; with it: test_integration_verl_v1)
     v1 = DataProto.from_dict(tensors={"response_mask": data.batch["response_mask"],
                                       "token_level_rewards": data.batch["token_level_rewards"]},
                              non_tensors={"uid": data.non_tensor_batch["uid"]})

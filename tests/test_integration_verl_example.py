@@ -113,5 +113,5 @@ def test_trainer_without_transferqueue_names_what_to_install(monkeypatch):
 
     monkeypatch.setattr(trainer, "_CLASS", [])
     monkeypatch.setattr(builtins, "__import__", no_tq)
-    with pytest.raises(DependencyNotInstalled, match=r"agentgym-credit\[verl\]"):
+    with pytest.raises(DependencyNotInstalled, match=r"pip install -e .\.\[verl\]."):
         trainer.trainer_class()

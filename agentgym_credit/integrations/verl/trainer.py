@@ -32,7 +32,7 @@ from agentgym_credit.errors import DependencyNotInstalled
 
 TRAINER_MODE = "sync"
 """The verl trainer mode our trainer is installed under: verl's own (see the module docstring)."""
-GPU_STACK = ("pip install 'agentgym-credit[verl]'", "pip install 'verl[vllm]==0.9.1'")
+GPU_STACK = ("pip install -e '.[verl]'", "pip install 'verl[vllm]==0.9.1'")
 """What verl's v1 trainer needs: our ``verl`` extra (verl, TransferQueue) and, for rollouts, vLLM."""
 
 _CLASS: list[type] = []
