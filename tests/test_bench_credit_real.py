@@ -27,6 +27,9 @@ def test_quick_run_writes_the_report(tmp_path):
     for r in rows:
         assert -1.0 <= float(r["pearson"]) <= 1.0
         assert float(r["pearson_lo"]) <= float(r["pearson_hi"])
+    pairs = list(csv.DictReader(open(tmp_path / "credit_real_pairs.csv")))
+    assert {(p["a"], p["b"]) for p in pairs} >= {("gigpo[state]·A^S", "grpo"), ("hgpo·A^H", "gigpo[state]·A^S")}
+    assert all(p["verdict"] in ("a", "b", "tie") for p in pairs)
     info = list(csv.DictReader(open(tmp_path / "credit_real_info.csv")))
     assert all(int(i["mc_env_steps"]) > 0 for i in info)
     syn = list(csv.DictReader(open(tmp_path / "credit_real_synthetic.csv")))
@@ -79,6 +82,20 @@ def test_metrics_null_case_and_perfect_case():
     assert perfect["pearson_disatt"] >= perfect["pearson"]
     null = C._metrics(rng.normal(size=n), rng.normal(size=n), truth, ret=a, clusters=clusters)
     assert null["pearson_lo"] < 0 < null["pearson_hi"]  # independent noise: the interval holds 0
+
+
+def test_paired_difference_null_and_clear_cases():
+    from agentgym_credit.bench import credit_real as C
+
+    rng = np.random.default_rng(3)
+    truth = rng.normal(size=80)
+    clusters = np.repeat(np.arange(16), 5)
+    C._BOOT[0] = 200
+    good, bad = truth + 0.3 * rng.normal(size=80), rng.normal(size=80)
+    assert C.paired_difference(good, bad, truth, clusters)["verdict"] == "a"
+    assert C.paired_difference(bad, good, truth, clusters)["verdict"] == "b"
+    same = C.paired_difference(good, good.copy(), truth, clusters)
+    assert same["diff"] == 0.0 and same["verdict"] == "tie"
 
 
 def test_pick_rows_spreads_over_groups():

@@ -253,7 +253,7 @@ def _metrics(est: np.ndarray, raw: np.ndarray, truth: StepTruth, ret: np.ndarray
         r = float(np.corrcoef(e, t)[0, 1]) if len(ix) > 2 and e.std() > 1e-12 and t.std() > 1e-12 else 0.0
         var = float(np.var(t, ddof=1)) if len(ix) > 1 else 0.0
         rel = 1.0 - float(np.mean(se2[ix])) / var if var > 0 else float("nan")
-        dis = r / np.sqrt(rel) if rel > 0 else float("nan")
+        dis = float(r / np.sqrt(rel)) if rel > 0 else float("nan")
         m = resolved[ix]
         sgn = np.where(np.abs(e[m]) < 1e-9, 0.5, (np.sign(e[m]) == np.sign(t[m])).astype(float))
         bias = float(np.mean(raw[ix] - (ret[ix] - truth.v[ix])))
@@ -277,6 +277,40 @@ def _metrics(est: np.ndarray, raw: np.ndarray, truth: StepTruth, ret: np.ndarray
 
 
 _BOOT = [400]
+
+PAIRS: tuple[tuple[str, str], ...] = (
+    ("gigpo[state]·A^S", "grpo"),
+    ("gigpo[state]", "grpo"),
+    ("gigpo[obs]", "gigpo[state]"),
+    ("gigpo[sim≥0.95 difflib]", "gigpo[obs]"),
+    ("hgpo·A^H", "gigpo[state]·A^S"),
+    ("hgpo", "gigpo[state]"),
+    ("graph", "gigpo[state]"),
+    ("graphgpo", "gigpo[obs]"),
+    ("gagpo", "gigpo[state]"),
+)
+"""Paired comparisons the findings rest on: Pearson r(a) − r(b) on the same rows and bootstrap resamples."""
+
+
+def paired_difference(a: np.ndarray, b: np.ndarray, truth: np.ndarray, clusters: np.ndarray) -> dict[str, Any]:
+    """r(a, truth) − r(b, truth) with a 95% paired group-bootstrap interval; ``verdict`` "a" / "b" when the
+    interval excludes 0 (that estimator is the more accurate), else "tie"."""
+
+    @np.errstate(invalid="ignore", divide="ignore")
+    def r(e: np.ndarray, t: np.ndarray) -> float:
+        return float(np.corrcoef(e, t)[0, 1]) if len(t) > 2 and e.std() > 1e-12 and t.std() > 1e-12 else 0.0
+
+    d = r(a, truth) - r(b, truth)
+    gids = np.unique(clusters)
+    members = [np.flatnonzero(clusters == g) for g in gids]
+    rng = np.random.default_rng(321)
+    reps = []
+    for _ in range(_BOOT[0]):
+        ix = np.concatenate([members[p] for p in rng.integers(len(gids), size=len(gids))])
+        reps.append(r(a[ix], truth[ix]) - r(b[ix], truth[ix]))
+    lo, hi = np.percentile(reps, [2.5, 97.5])
+    return {"diff": d, "diff_lo": float(lo), "diff_hi": float(hi),
+            "verdict": "a" if lo > 0 else "b" if hi < 0 else "tie"}
 
 
 def _tree_rows(tree_batch: Any, batch: Any, rows: np.ndarray) -> np.ndarray:
@@ -319,7 +353,7 @@ def run_cell(cfg: RealConfig, env: EnvSpec, pol_name: str) -> dict[str, Any]:
     collect_steps = len(batch)
     copy = batch.traj.copy[batch.traj_id]
     table = estimator_table(cfg.gamma)
-    results, descr = [], []
+    results, descr, pairs = [], [], []
     clusters = batch.group_id[rows]
     for n in cfg.sizes:
         mask = copy < n
@@ -329,10 +363,16 @@ def run_cell(cfg: RealConfig, env: EnvSpec, pol_name: str) -> dict[str, Any]:
         ret = np.asarray(step_returns(steps, cfg.gamma))[sub_rows]
         descr.append({"env": env.name, "policy": pol_name, "N": n, **describe(steps),
                       "success": float(batch.traj.won[batch.traj.copy < n].mean())})
+        ests = {}
         for name, (f, fraw) in table.items():
             est, raw = np.asarray(f(steps))[sub_rows], np.asarray(fraw(steps))[sub_rows]
+            ests[name] = est
             results.append({"env": env.name, "policy": pol_name, "N": n, "estimator": name,
                             **_metrics(est, raw, truth, ret, clusters)})
+        for a, b in PAIRS:
+            if a in ests and b in ests:
+                pairs.append({"env": env.name, "policy": pol_name, "N": n, "a": a, "b": b,
+                              **paired_difference(ests[a], ests[b], truth.adv, clusters)})
         with GroupedRolloutCollector(env.factory, group_size=n, **{**mk, "backend": "sync"}) as tcol:
             tb = tcol.collect(rp, tasks=tasks, seeds=seeds,
                               branch=BranchConfig(budget_trajectories=n / 2, rule="uniform", gamma=cfg.gamma,
@@ -355,7 +395,7 @@ def run_cell(cfg: RealConfig, env: EnvSpec, pol_name: str) -> dict[str, Any]:
             "collect_steps": collect_steps, "mc_seconds": mc_seconds, "seconds": time.perf_counter() - t0,
             "success": float(batch.traj.won.mean()), "mean_length": float(batch.traj.length.mean()),
             **history_effect(batch, rows, truth)}
-    return {"results": results, "describe": descr, "info": info}
+    return {"results": results, "describe": descr, "info": info, "pairs": pairs}
 
 
 def synthetic_coverage(cfg: RealConfig) -> list[dict[str, Any]]:
@@ -419,7 +459,7 @@ def run(cfg: RealConfig) -> dict[str, Any]:
     _BOOT[0] = cfg.bootstrap
     t0 = time.perf_counter()
     load0 = os.getloadavg()[0]
-    res: dict[str, Any] = {"results": [], "describe": [], "info": [], "skipped": []}
+    res: dict[str, Any] = {"results": [], "describe": [], "info": [], "pairs": [], "skipped": []}
     res["synthetic"] = synthetic_coverage(cfg)
     for e in cfg.envs:
         env = ENVS[e]
@@ -429,7 +469,7 @@ def run(cfg: RealConfig) -> dict[str, Any]:
         require_snapshots(env.factory, e, {"task": env.tasks[0]})
         for p in cfg.policies:
             cell = run_cell(cfg, env, p)
-            for k in ("results", "describe"):
+            for k in ("results", "describe", "pairs"):
                 res[k] += cell[k]
             res["info"].append(cell["info"])
     res["seconds"] = time.perf_counter() - t0
@@ -438,7 +478,7 @@ def run(cfg: RealConfig) -> dict[str, Any]:
     return res
 
 
-__all__ = ["ENVS", "POLICIES", "EnvSpec", "RealConfig", "estimator_table", "pick_rows", "describe",
+__all__ = ["ENVS", "POLICIES", "PAIRS", "paired_difference", "EnvSpec", "RealConfig", "estimator_table", "pick_rows", "describe",
            "history_effect", "run_cell", "synthetic_coverage", "run"]
 
 

@@ -55,6 +55,12 @@ def _table(rows: list[dict[str, Any]]) -> str:
                              "bias (reward units)"], body)
 
 
+def _pairs(rows: list[dict[str, Any]]) -> str:
+    body = [[r["env"], r["policy"], str(r["N"]), r["a"], r["b"], f"{r['diff']:+.2f} [{r['diff_lo']:+.2f}, {r['diff_hi']:+.2f}]",
+             {"a": "a", "b": "b"}.get(r["verdict"], "tie")] for r in rows]
+    return R.markdown_table(["env", "policy", "N", "a", "b", "r(a) − r(b)", "more accurate"], body)
+
+
 def _synthetic(rows: list[dict[str, Any]]) -> str:
     body = [[r["task"], f"{r['covered']}/{r['rows']}", f"{r['coverage']:.2f} [{r['coverage_lo']:.2f}, "
              f"{r['coverage_hi']:.2f}]", f"{r['median_half_width']:.3f}", f"{r['exact_adv_sd']:.3f}",
@@ -93,16 +99,10 @@ def write_report(cfg: RealConfig, res: dict[str, Any], out: Path) -> dict[str, P
         "info": R.write_csv(out / "credit_real_info.csv", res["info"]),
         "synthetic": R.write_csv(out / "credit_real_synthetic.csv", res["synthetic"]),
     }
-    panels: dict[str, dict[str, Any]] = {}
-    for r in res["results"]:
-        title = f"{r['env']} / {r['policy']}"
-        x, y, e = panels.setdefault(title, {}).setdefault(r["estimator"], ([], [], [[], []]))
-        x.append(r["N"])
-        y.append(r["pearson"])
-        e[0].append(max(r["pearson"] - r["pearson_lo"], 0.0) if r["pearson_lo"] == r["pearson_lo"] else 0.0)
-        e[1].append(max(r["pearson_hi"] - r["pearson"], 0.0) if r["pearson_hi"] == r["pearson_hi"] else 0.0)
-    if panels:
-        p = _plot(out / "credit_real_pearson.png", panels)
+    if res.get("pairs"):
+        paths["pairs"] = R.write_csv(out / "credit_real_pairs.csv", res["pairs"])
+    if res["results"]:
+        p = _plot(out / "credit_real_pearson.png", res["results"])
         if p is not None:
             paths["plot"] = p
     lo0, lo1 = res["load"]
@@ -131,6 +131,10 @@ def write_report(cfg: RealConfig, res: dict[str, Any], out: Path) -> dict[str, P
             rows = [r for r in res["results"] if r["env"] == e and r["policy"] == p]
             if rows:
                 sections.append((f"table-{e}-{p}", f"## {e} / {p}\n\n" + _table(rows)))
+    if res.get("pairs"):
+        sections.append(("pairs", "## Paired comparisons\n\nPearson r(a) − r(b) on the same scored rows, 95% paired "
+                         "group bootstrap; the verdict names the more accurate estimator only when the interval "
+                         "excludes 0 (no correction for the number of comparisons).\n\n" + _pairs(res["pairs"])))
     sections.append(("describe", "## What explains them\n\n" + _describe(res["describe"], res["info"])))
     for name, body in sections:
         R.write_section(md, name, body)
@@ -138,11 +142,45 @@ def write_report(cfg: RealConfig, res: dict[str, Any], out: Path) -> dict[str, P
     return paths
 
 
-def _plot(path: Path, panels: dict[str, dict[str, Any]]) -> Path | None:
-    from agentgym_credit.plotting import try_plot_panels
+def _plot(path: Path, results: list[dict[str, Any]]) -> Path | None:
+    """One panel per (env, policy): each estimator's Pearson r with its 95% interval, N side by side."""
+    from agentgym_credit.errors import DependencyNotInstalled
+    from agentgym_credit.plotting import pyplot
 
-    return try_plot_panels(path, panels, xlabel="N (rollouts per group)", ylabel="Pearson r with MC A^π",
-                           ncols=2, suptitle="credit_real: Pearson r with the Monte-Carlo truth (95% group bootstrap)")
+    try:
+        plt = pyplot()
+    except DependencyNotInstalled as e:
+        print(f"plot skipped ({path.name}): {e}", file=sys.stderr)
+        return None
+    cells = list(dict.fromkeys((r["env"], r["policy"]) for r in results))
+    names = list(dict.fromkeys(r["estimator"] for r in results))
+    sizes = sorted({int(r["N"]) for r in results})
+    ncols = 2
+    nrows = -(-len(cells) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(11, 0.32 * len(names) * nrows + 1.2), squeeze=False)
+    for ax, (env, pol) in zip(axes.ravel(), cells):
+        for k, n in enumerate(sizes):
+            rows = {r["estimator"]: r for r in results if r["env"] == env and r["policy"] == pol and int(r["N"]) == n}
+            ys = [i + (k - (len(sizes) - 1) / 2) * 0.25 for i in range(len(names))]
+            x = [rows[m]["pearson"] if m in rows else float("nan") for m in names]
+            lo = [max(rows[m]["pearson"] - rows[m]["pearson_lo"], 0) if m in rows else 0 for m in names]
+            hi = [max(rows[m]["pearson_hi"] - rows[m]["pearson"], 0) if m in rows else 0 for m in names]
+            ax.errorbar(x, ys, xerr=[lo, hi], fmt="o", ms=3, capsize=2, lw=1, label=f"N = {n}")
+        ax.set_yticks(range(len(names)))
+        ax.set_yticklabels(names, fontsize=7)
+        ax.invert_yaxis()
+        ax.axvline(0, color="grey", lw=0.8)
+        ax.set_title(f"{env} / {pol}", fontsize=9)
+        ax.set_xlabel("Pearson r with Monte-Carlo A^π (95% group bootstrap)", fontsize=8)
+        ax.tick_params(axis="x", labelsize=7)
+        ax.grid(axis="x", alpha=0.3)
+    for ax in axes.ravel()[len(cells):]:
+        ax.set_visible(False)
+    axes.ravel()[0].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def build_parser() -> argparse.ArgumentParser:
