@@ -277,6 +277,7 @@ def test_quick_run_writes_report_and_rerenders(tmp_path):
         assert part in md
     assert (tmp_path / "training.png").read_bytes()[:4] == b"\x89PNG"
     (tmp_path / "training.md").write_text("Command: `agentgym-credit bench train --quick`\n")
-    assert T.main(["--quick", "--out", str(tmp_path), "--from-csv", str(tmp_path / "training.csv")]) == 0
+    assert T.main(["--quick", "--out", str(tmp_path), "--from-csv", str(tmp_path / "training.csv"),
+                   "--note", "rows merged"]) == 0
     md2 = (tmp_path / "training.md").read_text()
-    assert "`agentgym-credit bench train --quick`" in md2 and "| cue | grpo |" in md2
+    assert "`agentgym-credit bench train --quick`" in md2 and "| cue | grpo |" in md2 and "Note: rows merged" in md2

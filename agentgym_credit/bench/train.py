@@ -17,8 +17,8 @@ its exact success curve); the picked rate is then run on ``seeds`` fresh seeds, 
 
 Outputs (``--out``, default ``benchmarks/``): ``training.md`` (what predicts learning, steps to
 target and exact final success with paired intervals and Holm's correction, per-task findings),
-``training.csv`` (one row per iteration of every run), ``training_credit.csv`` (credit metrics at
-fixed policies), ``training.png`` (success and credit accuracy along training, mean and 95% band).
+``training.csv`` (one row per iteration of every fresh-seed run), ``training_sweep.csv`` (the learning-rate
+sweep), ``training_credit.csv`` (credit metrics at fixed policies), ``training.png`` (success and credit accuracy along training, mean and 95% band).
 
 What lives here: :data:`TRAIN_TASKS`, :data:`ESTIMATORS`, :data:`BRANCH_ARMS`, :data:`TASK_DEFAULTS`,
 :func:`default_estimators`, :class:`TrainBenchConfig`, :func:`estimator_call`, :func:`train_one`,
@@ -293,6 +293,7 @@ class TrainResult:
     fixed: list[dict[str, Any]] = field(default_factory=list)  # credit metrics at fixed policies
     seconds: float = 0.0
     load: tuple[float, float] | None = None
+    note: str = ""  # how the run was made when it is not one plain command (e.g. rows rerun and merged)
 
 
 def _auc(rows: Sequence[dict[str, Any]], marks: np.ndarray) -> float:
@@ -356,6 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--from-csv", type=Path, default=None,
                    help="re-render the report from the CSVs written earlier (no training)")
+    p.add_argument("--note", default=None, help="a line printed under the wall time (kept when re-rendering)")
     return p
 
 
@@ -391,6 +393,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg = replace(cfg, command=R.read_command(args.from_csv.with_suffix(".md")) or cfg.command)
     else:
         res = run_benchmark(cfg)
+    if args.note is not None:
+        res.note = args.note
     paths = write_report(cfg, res)
     print_summary(cfg, res)
     print(f"wrote {', '.join(str(p) for p in paths.values())} in {res.seconds:.1f} s")

@@ -58,8 +58,10 @@ def _phrase(c: dict[str, Any], unit: str, digits: int) -> str:
             if math.isfinite(c["p"]) else f"{c['diff']:+.{digits}f}{unit} (no interval)")
 
 
-def findings(cfg: TrainBenchConfig, summary: Sequence[dict[str, Any]], comps: Sequence[dict[str, Any]]) -> list[str]:
-    """One paragraph per task: did step-level credit help, by how much; graph[obs] vs GiGPO[obs]."""
+def findings(cfg: TrainBenchConfig, summary: Sequence[dict[str, Any]], comps: Sequence[dict[str, Any]],
+             rows: Sequence[dict[str, Any]] = ()) -> list[str]:
+    """One paragraph per task: did step-level credit help, by how much; graph[obs] vs GiGPO[obs], and where
+    it is not ahead, how its credit accuracy moved along training against GiGPO[obs]'s."""
     C = {(c["task"], c["a"], c["b"], c["measure"]): c for c in comps}
     S = {(r["task"], r["estimator"]): r for r in summary}
     lines = []
@@ -89,6 +91,14 @@ def findings(cfg: TrainBenchConfig, summary: Sequence[dict[str, Any]], comps: Se
             lines.append(f"- {task}: `{g}` vs `gigpo{key}`, env steps to target {_phrase(c, '', 0)}; final "
                          f"{_phrase(f, '', 3)}" + (f" — issue 20's goal (fewer env steps on obs_key) {goal} here."
                                                    if key == "[obs]" else "."))
+            if key == "[obs]" and goal != "met" and rows:
+                parts = []
+                for m in ("pearson", "grad_cos"):
+                    a0, a1 = TS.credit_start_later(rows, task, g, m)
+                    b0, b1 = TS.credit_start_later(rows, task, "gigpo[obs]", m)
+                    parts.append(f"{METRIC_NAMES[m]} {a0:.2f} → {a1:.2f} (GiGPO[obs] {b0:.2f} → {b1:.2f})")
+                lines.append(f"  - What limits `{g}` here: its credit accuracy at the uniform start vs averaged over "
+                             f"the later points of its own training: " + "; ".join(parts) + ".")
         h = C.get((task, "hgpo", "gigpo[state]", "steps_censored"))
         if h is not None:
             lines.append(f"- {task}: HGPO vs GiGPO[state], env steps to target {_phrase(h, '', 0)}.")
@@ -253,9 +263,10 @@ def write_report(cfg: TrainBenchConfig, res: TrainResult) -> dict[str, Path]:
     load = (f" Load (1-minute average) {res.load[0]:.1f} at the start, {res.load[1]:.1f} at the end, on "
             f"{os.cpu_count()} CPUs." if res.load and all(math.isfinite(x) for x in res.load) else "")
     tab = cfg.policy == "tabular"
-    predicts, found = predicts_lines(cfg, ranks), findings(cfg, summary, comps)
+    predicts, found = predicts_lines(cfg, ranks), findings(cfg, summary, comps, res.rows)
     md = [f"# Training with each credit estimator{' (--quick: a smoke test, not a result)' if cfg.quick else ''}", "",
           R.machine_lines(cfg.command), "", f"Wall time {res.seconds:.0f} s.{load}", "",
+          *([f"Note: {res.note}", ""] if res.note else []),
           "## Summary", "", *summary_lines(cfg, predicts, summary, comps), "",
           "## What predicts learning", "", *predicts, "",
           "## Predictions", "", *PREDICTIONS, "",
@@ -347,6 +358,9 @@ def read_result(csv_path: Path) -> TrainResult:
     md = csv_path.with_suffix(".md")
     found = re.search(r"^Wall time (\d+) s\.(?: Load \(1-minute average\) ([\d.]+) at the start, ([\d.]+) at the end)?",
                       md.read_text(), re.M) if md.exists() else None
+    note = re.search(r"^Note: (.+)$", md.read_text(), re.M) if md.exists() else None
+    if note:
+        res.note = note.group(1)
     if found:  # the run's own wall time and load, not the sum over the fresh-seed runs
         res.seconds = float(found.group(1))
         if found.group(2):

@@ -91,6 +91,22 @@ def run_table(cfg: TrainBenchConfig, rows: Sequence[dict[str, Any]]) -> list[dic
     return out
 
 
+def credit_start_later(rows: Sequence[dict[str, Any]], task: str, label: str, metric: str) -> tuple[float, float]:
+    """Mean over seeds of a credit metric at the first credit point (the uniform start) and averaged over
+    the later points of each run (NaN where there are none)."""
+    first, later = [], []
+    for (t, e, _), rs in _runs(rows).items():
+        if (t, e) != (task, label):
+            continue
+        v = [float(r[metric]) for r in _sorted(rs) if math.isfinite(float(r.get("credit_at", float("nan"))))]
+        if v:
+            first.append(v[0])
+            later.extend(x for x in v[1:] if math.isfinite(x))
+    f, la = np.array(first, dtype=np.float64), np.array(later, dtype=np.float64)
+    return (float(np.nanmean(f)) if np.isfinite(f).any() else float("nan"),
+            float(la.mean()) if la.size else float("nan"))
+
+
 SUMMARY_KEYS = ("steps_censored", "final", "auc", *CREDIT_METRICS)
 
 
@@ -267,6 +283,7 @@ __all__ = [
     "on_grid",
     "steps_to_target",
     "run_table",
+    "credit_start_later",
     "summary_rows",
     "comparison_pairs",
     "comparisons",
