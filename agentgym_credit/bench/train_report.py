@@ -239,6 +239,16 @@ def _band(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return m, M.t_quantile_975(n - 1) * np.nanstd(a, axis=0, ddof=1) / math.sqrt(n)
 
 
+def _edge_note(cfg: TrainBenchConfig, summary: Sequence[dict[str, Any]]) -> str:
+    """How many picks sit at an end of the swept grid (where a rate outside it might have done better)."""
+    if len(cfg.lrs) < 2 or not summary:
+        return ""
+    hi = [f"{r['task']}/{r['estimator']}" for r in summary if float(r["lr"]) == max(cfg.lrs)]
+    lo = [f"{r['task']}/{r['estimator']}" for r in summary if float(r["lr"]) == min(cfg.lrs)]
+    return (f" Picks at the top of the grid: {len(hi)} of {len(summary)}; at the bottom: {len(lo)}"
+            + (f" ({', '.join(lo)})" if lo else "") + " — a rate outside the grid might do better for those.")
+
+
 def _rounded(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: (round(v, 6) if isinstance(v, float) and math.isfinite(v) else v) for k, v in r.items()} for r in rows]
 
@@ -289,7 +299,8 @@ def write_report(cfg: TrainBenchConfig, res: TrainResult) -> dict[str, Path]:
           f"(γ = {cfg.gamma}, history depth K = {cfg.history_depth}, otherwise each estimator's defaults).",
           f"- Step size matched: advantages rescaled per batch (`adv_scale={cfg.adv_scale}`), and each "
           f"estimator's learning rate picked from {list(cfg.lrs)} by the mean area under its success curve on "
-          f"{cfg.sweep_seeds} sweep seeds (1000..); the report uses {cfg.seeds} fresh seeds (0..) at the picked rate.",
+          f"{cfg.sweep_seeds} sweep seeds (1000..); the report uses {cfg.seeds} fresh seeds (0..) at the picked rate."
+          + _edge_note(cfg, summary),
           "- Budgets in env steps: " + ", ".join(f"{t} {cfg.budget_for(t):,} steps, target {cfg.target_for(t):.0%}"
                                                  for t in cfg.tasks)
           + ". Curves compare on a grid of env steps (the policy after the last update within each grid point); "
