@@ -1,7 +1,8 @@
 """``graph``: certainty-equivalence credit on the graph the rollouts form (this project's estimator).
 
-Per scope (``scope="group"``: one rollout group, default; ``"batch"``: every row of the batch, for
-a batch whose groups are all one task), the rows are merged into an empirical Markov chain over
+Per scope (``scope="group"``: one rollout group, default; ``"task"``: every group of one task, by
+``steps.task_key``, which :meth:`RolloutBatch.to_steps` fills from ``task_id``; ``"batch"``: every row
+of the batch), the rows are merged into an empirical Markov chain over
 nodes (a node = a key, :func:`~agentgym_credit.credit.graph_model.base_keys`: ``state_key``,
 ``obs_key`` or a ``history`` level). Its values come from one exact solve
 (:func:`~agentgym_credit.credit.graph_model.solve_values`):
@@ -65,9 +66,10 @@ from agentgym_credit.credit.graph_model import base_keys, code_nodes, scan, solv
 from agentgym_credit.credit.grouping import mix64
 from agentgym_credit.credit.returns import penalty
 from agentgym_credit.credit.steps import StepArrays
+from agentgym_credit.errors import StepArraysError
 from agentgym_credit.keys import MISSING
 
-SCOPES = ("group", "batch")
+SCOPES = ("group", "task", "batch")
 TRUNCATIONS = ("zero", "bootstrap")
 LOOPS = ("auto", "none", "mc", "split")
 _T_SALT = np.uint64(0xD6E8FEB86659FD93)
@@ -81,7 +83,7 @@ def graph_nodes(steps: StepArrays, *, key: str = "state_key", level: int = 0, sc
     w = walk(steps)
     n = steps.n
     k = base_keys(steps, key, level)[w.order]
-    sc = (steps.group_id if scope == "group" else np.zeros(n, np.int64))[w.order]
+    sc = _scope_ids(steps, scope)[w.order]
     final = None
     if truncation == "bootstrap" and key != "history":
         col = steps.final_state_key if key == "state_key" else steps.final_obs_key
@@ -123,6 +125,18 @@ def _count_before(flag: np.ndarray, w) -> np.ndarray:
     c = np.cumsum(flag) - flag
     first = np.r_[True, w.last[:-1]]
     return c - np.maximum.accumulate(np.where(first, c, 0))
+
+
+def _scope_ids(steps: StepArrays, scope: str) -> np.ndarray:
+    """int64 scope of each row: its group, its task (``task_key`` coded densely) or 0 for the whole batch."""
+    if scope == "group":
+        return steps.group_id
+    if scope == "task":
+        if steps.task_key is None:
+            raise StepArraysError("scope='task' needs steps.task_key (one key per task; RolloutBatch.to_steps "
+                                  "fills it from task_id): give it, or use scope='group' / 'batch'")
+        return np.unique(steps.task_key, return_inverse=True)[1].astype(np.int64).reshape(-1)
+    return np.zeros(steps.n, np.int64)
 
 
 def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str = "state_key", level: int = 0,

@@ -37,7 +37,9 @@ class StepArrays:
     ``terminated`` (bool; ``True`` on a last row whose episode ENDED in the env, ``False`` on one
     that was cut off (truncated); ``None`` reads every ``done`` row as terminated), and
     ``final_state_key`` / ``final_obs_key`` (uint64; on each trajectory's last row, the key of the
-    state reached AFTER that step, :data:`MISSING` (0) where unknown; other rows are ignored).
+    state reached AFTER that step, :data:`MISSING` (0) where unknown; other rows are ignored), and
+    ``task_key`` (uint64; one key per task, equal across the groups of one task: ``graph``'s
+    ``scope="task"`` pools those groups; :meth:`RolloutBatch.to_steps` fills it from ``task_id``).
 
     >>> import numpy as np
     >>> s = StepArrays.from_lists(group_id=[0, 0], traj_id=[0, 1], t=[0, 0], reward=[1.0, 0.0],
@@ -62,13 +64,14 @@ class StepArrays:
     terminated: np.ndarray | None = None
     final_state_key: np.ndarray | None = None
     final_obs_key: np.ndarray | None = None
+    task_key: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         conv = {
             "group_id": np.int64, "traj_id": np.int64, "t": np.int64, "reward": np.float64,
             "done": np.bool_, "state_key": np.uint64, "obs_key": np.uint64, "valid": np.bool_,
             "value": np.float64, "anchor_key": np.uint64, "terminated": np.bool_,
-            "final_state_key": np.uint64, "final_obs_key": np.uint64,
+            "final_state_key": np.uint64, "final_obs_key": np.uint64, "task_key": np.uint64,
         }
         arrays: dict[str, np.ndarray | None] = {}
         for f in fields(self):

@@ -49,6 +49,7 @@ import numpy as np
 
 from agentgym_credit.credit.steps import StepArrays
 from agentgym_credit.errors import DependencyNotInstalled
+from agentgym_credit.keys import stable_hash
 
 FORMAT = "agentgym_credit.rollout_batch/1"
 
@@ -265,7 +266,8 @@ class RolloutBatch:
         the observation text (what ``anchor="similarity"`` groups on); ``terminated`` tells an episode
         that ended from one cut off, and ``final_state_key`` / ``final_obs_key`` carry, on every row of
         a trajectory, the keys of the state its last step reached (what the graph estimators
-        bootstrap from on truncated trajectories).
+        bootstrap from on truncated trajectories); ``task_key`` is the stable hash of each row's ``task_id``
+        (what ``graph(scope="task")`` pools groups by).
         A batch with branches (``traj.is_tree``) gives :class:`~agentgym_credit.credit.tree.TreeSteps`:
         the same columns plus each row's tree (``parent``, ``branch_t``, ``root``, ``prefix_return``).
         """
@@ -275,7 +277,9 @@ class RolloutBatch:
                     history_keys=self.history_keys[m], valid=self.action_valid[m],
                     obs_text=np.array(self.observation, dtype=object)[m], terminated=self.terminated[m],
                     final_state_key=self.traj.final_state_key[self.traj_id[m]],
-                    final_obs_key=self.traj.final_obs_key[self.traj_id[m]])
+                    final_obs_key=self.traj.final_obs_key[self.traj_id[m]],
+                    task_key=np.fromiter(map(stable_hash, self.traj.task_id), dtype=np.uint64,
+                                         count=self.num_trajectories)[self.traj_id[m]])
         if not self.traj.is_tree:
             return StepArrays(**cols)
         from agentgym_credit.credit.tree import TreeSteps, tree_roots
