@@ -171,6 +171,15 @@ def test_hidden_change_rows_are_state_changes_the_observation_misses():
                                                                                       False]
 
 
+def test_quick_never_writes_over_the_committed_report_by_default():
+    from pathlib import Path
+
+    assert T.config_from_args(["--quick"])[0].out == Path("agc-bench")
+    assert T.config_from_args([])[0].out == Path("benchmarks")
+    cfg = T.config_from_args(["--quick", "--out", "x", "--lrs", "3", "--seeds", "4"])[0]
+    assert cfg.out == Path("x") and cfg.lrs == (3.0,) and cfg.seeds == 4 and cfg.quick
+
+
 def test_config_rejects_bad_values():
     with pytest.raises(ValueError, match="group_size"):
         T.TrainBenchConfig(group_size=1).validate()

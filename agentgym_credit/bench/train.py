@@ -352,7 +352,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tasks", nargs="+", choices=sorted(TRAIN_TASKS), default=None)
     p.add_argument("--estimators", nargs="+", choices=list(ESTIMATORS), default=None)
     p.add_argument("--target", type=float, default=None, help="target success (default: per task)")
-    p.add_argument("--out", type=Path, default=Path("benchmarks"))
+    p.add_argument("--out", type=Path, default=None,
+                   help="output folder (default benchmarks/; ./agc-bench/ for --quick, never over the committed report)")
     p.add_argument("--name", default="training")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--from-csv", type=Path, default=None,
@@ -363,7 +364,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_from_args(argv: Sequence[str]) -> tuple[TrainBenchConfig, argparse.Namespace]:
     args = build_parser().parse_args(list(argv))
-    kw: dict[str, Any] = {"out": args.out, "name": args.name, "progress": not args.no_progress,
+    out = args.out if args.out is not None else Path("agc-bench" if args.quick else "benchmarks")
+    kw: dict[str, Any] = {"out": out, "name": args.name, "progress": not args.no_progress,
                           "command": "agentgym-credit bench train " + " ".join(argv)}
     for k in ("seeds", "sweep_seeds", "budget_steps", "target", "groups", "group_size", "adv_scale", "policy"):
         if getattr(args, k) is not None:
