@@ -8,7 +8,8 @@ What lives here:
   for a slow engine such as ALFWorld, where parallel workers should pay off.
 - :func:`bare_loop`: the hand-written loop a user would write instead of the collector — the same
   env stack (``gym.make`` + :class:`HistoryFingerprint`), one batched policy call per step, the same
-  per-step record (texts, reward, done, hashed keys, history keys), key hashes memoized.
+  per-step record (texts, reward, done, terminated, action_valid, hashed keys, history keys,
+  admissible actions; each trajectory's final keys), key hashes memoized.
 - :func:`collector_rate` / :func:`bare_rate`: steps per second, best of ``repeats`` interleaved runs.
 - :func:`main`: runs (1) bare loop vs ``backend="sync"`` on GridWorld with a trivial policy
   (goal: overhead <= 10%), (2) ``subprocess`` and ``ray`` with 1 and 2 workers on
@@ -72,11 +73,14 @@ def bare_loop(envs: list[gym.Env], seeds: list[int], group_size: int, max_steps:
 
     Envs ``i*group_size .. (i+1)*group_size-1`` form group ``i``: reset with the group's seed, then
     each copy's RNG reseeded (:func:`copy_rng`) so that copies diverge; one batched policy call per
-    step; one record per step, appended to its env's list; numpy columns at the end (the
-    ``StepArrays`` fields). It is written as lean as the collector's own loop, so that the
-    comparison measures what the collector adds: key hashes memoized (a :class:`HashMemo` of its
-    own), no sort (rows are kept per env), ids and ``t`` from the lengths, history keys joined by one
-    ``np.concatenate``.
+    step; one record per step, appended to its env's list; numpy columns at the end: every
+    ``StepArrays`` field ``credit.advantages`` reads from a rollout (``valid``, and ``terminated`` /
+    ``final_state_key`` / ``final_obs_key`` for the graph estimators' bootstrap) and the admissible
+    actions the policy chose from — the env-derived columns of a ``RolloutBatch``, equal to the
+    collector's (``tests/test_collector_speed.py``). It is written as lean as the collector's own
+    loop, so that the comparison measures what the collector adds: key hashes memoized (a
+    :class:`HashMemo` of its own), no sort (rows are kept per env), ids and ``t`` from the lengths,
+    history keys joined by one ``np.concatenate``.
     """
     key_hash = _BARE_MEMO
     obs, infos = [], []
@@ -86,6 +90,7 @@ def bare_loop(envs: list[gym.Env], seeds: list[int], group_size: int, max_steps:
         obs.append(o)
         infos.append(info)
     rows_of: list[list[tuple]] = [[] for _ in envs]
+    final = [(0, 0)] * len(envs)
     active = list(range(len(envs)))
     t = 0
     while active:
@@ -95,23 +100,28 @@ def bare_loop(envs: list[gym.Env], seeds: list[int], group_size: int, max_steps:
             o, r, term, trunc, info = envs[i].step(a)
             prev = infos[i]
             done = term or trunc or t + 1 >= max_steps
-            rows_of[i].append((r, done, key_hash[prev["state_key"]], key_hash[prev["obs_key"]],
-                               prev["history_keys"], obs[i], a))
+            rows_of[i].append((r, done, term, info["action_valid"], key_hash[prev["state_key"]],
+                               key_hash[prev["obs_key"]], prev["history_keys"], prev["admissible_actions"], obs[i], a))
             obs[i], infos[i] = o, info
-            if not done:
+            if done:  # the keys of the state reached, which the graph estimators bootstrap from
+                final[i] = (key_hash[info["state_key"]], key_hash[info["obs_key"]])
+            else:
                 still.append(i)
         active = still
         t += 1
     lengths = np.array([len(rows) for rows in rows_of], dtype=np.int64)
     traj = np.repeat(np.arange(len(envs), dtype=np.int64), lengths)
-    rew, done, sk, ok, hk, ob, ac = zip(*chain.from_iterable(rows_of))
+    rew, done, term, valid, sk, ok, hk, adm, ob, ac = zip(*chain.from_iterable(rows_of))
+    fsk, fok = zip(*final)
     return {
         "group_id": traj // group_size, "traj_id": traj,
         "t": np.arange(len(traj), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths),
         "reward": np.array(rew, dtype=np.float64), "done": np.array(done, dtype=bool),
+        "terminated": np.array(term, dtype=bool), "valid": np.array(valid, dtype=bool),
         "state_key": np.array(sk, dtype=np.uint64), "obs_key": np.array(ok, dtype=np.uint64),
         "history_keys": np.concatenate(hk).reshape(len(traj), -1),
-        "observation": list(ob), "action": list(ac),
+        "final_state_key": np.array(fsk, dtype=np.uint64), "final_obs_key": np.array(fok, dtype=np.uint64),
+        "observation": list(ob), "action": list(ac), "admissible_actions": list(adm),
     }
 
 
@@ -258,7 +268,11 @@ def main(argv: list[str] | None = None) -> Path:
         "`credit/GridWorld-v0` (size 6, slip 0.1), policy = first admissible action, episodes end by the env "
         f"or at {args.max_steps} steps. The bare loop uses the same env stack (`gym.make` + "
         "`HistoryFingerprint(depth=4)`), one batched policy call per step, and records the same per-step "
-        "data (texts, reward, done, hashed state/obs keys, history keys) and turns it into numpy columns; "
+        "data (texts, reward, done, terminated, action_valid, hashed state/obs keys, history keys, admissible "
+        "actions, and each trajectory's final state/obs keys: the env-derived columns of a `RolloutBatch` and "
+        "every rollout input of `credit.advantages`, checked equal to the collector's by "
+        "`tests/test_collector_speed.py`; until 2026-12-01 it recorded only texts, reward, done and keys, so "
+        "the collector's newer columns counted as overhead) and turns it into numpy columns; "
         "both memoize key hashes (`HashMemo`, each its own). The collector's time includes building the "
         "`RolloutBatch`. Rates are steps per CPU-second of this process (`time.process_time`), which other "
         f"jobs' load disturbs less than wall time; {over_rounds} rounds after a warm-up, each running both loops "
@@ -270,8 +284,9 @@ def main(argv: list[str] | None = None) -> Path:
                         "overhead, median of rounds"], over, align="lrrrll"),
         "",
         "What the extra time buys, per step: each env's errors caught and recorded, `info[\"rollout\"]` ids "
-        "for the policy, the policy's output checked, and the `action_valid`, `state_index`, task and "
-        "extras columns plus the trajectory table. It is a fixed cost per step, so its share shrinks as "
+        "for the policy (a fresh dict per step), the policy's output checked, the results passed through the "
+        "worker interface (one tuple per step, read back by the collector), the `state_index`, task and "
+        "extras columns, and the trajectory table. It is a fixed cost per step, so its share shrinks as "
         "the env gets slower: it is under 10% of any loop whose bare step costs more than ten times it (here "
         f"the whole bare GridWorld step, env included, takes {over[0][2]} µs; real text engines are far "
         "slower than this synthetic grid).",

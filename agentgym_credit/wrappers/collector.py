@@ -462,7 +462,7 @@ class GroupedRolloutCollector:
                     except KeyError:
                         si, valid = prev_info.get("state_index", -1), info.get("action_valid", True)
                         adm = prev_info.get("admissible_actions")
-                    rows_of[s].append((p[0], a, p[5], p[6], prev_info["history_keys"], si, r[1], r[2], valid, adm))
+                    rows_of[s].append((p[0], a, p[5], p[6], prev_info["history_keys"], si, r[1], valid, adm))
                     cur[s] = r
                     if snaps_of is not None:
                         snaps_of[s].append(r[7])
@@ -523,11 +523,12 @@ class GroupedRolloutCollector:
         done = np.zeros(n, dtype=bool)
         done[(starts + lengths - 1)[ended]] = True
         if n == 0:
-            obs, act, skey, okey, hkeys, sindex, reward, term, valid, adm = [], [], [], [], [], [], [], [], [], []
+            obs, act, skey, okey, hkeys, sindex, reward, valid, adm = [], [], [], [], [], [], [], [], []
         else:
-            obs, act, skey, okey, hkeys, sindex, reward, term, valid, adm = zip(*chain.from_iterable(cols.rows))
-        reward_a = np.array(reward, dtype=np.float64)
-        term_a = np.array(term, dtype=np.bool_)
+            obs, act, skey, okey, hkeys, sindex, reward, valid, adm = zip(*chain.from_iterable(cols.rows))
+        reward_a = np.fromiter(reward, dtype=np.float64, count=n)  # the workers' float(reward)
+        # a step that terminated ended its trajectory: it is the last row of one with traj.terminated
+        term_a = done & np.asarray(T["terminated"], dtype=bool)[traj]
         extras: list[dict[str, Any]] = list(map(dict.copy, repeat({}, n)))  # n distinct empty dicts
         for (j, tt), ex in cols.extras.items():
             if tt < lengths[j]:
@@ -537,7 +538,7 @@ class GroupedRolloutCollector:
             group_id=np.asarray(T["group_id"], dtype=np.int64)[traj], traj_id=traj, t=t, reward=reward_a,
             done=done, terminated=term_a, truncated=done & ~term_a,
             action_valid=np.array(valid, dtype=np.bool_),
-            state_key=np.array(skey, dtype=np.uint64), obs_key=np.array(okey, dtype=np.uint64),
+            state_key=np.fromiter(skey, dtype=np.uint64, count=n), obs_key=np.fromiter(okey, dtype=np.uint64, count=n),
             history_keys=history_matrix(hkeys, n, K1),
             state_index=np.array(sindex, dtype=np.int64),
             task_id=list(chain.from_iterable(repeat(task_of[j], m) for j, m in enumerate(lengths.tolist()))),

@@ -14,24 +14,29 @@ What lives here (used by :mod:`~agentgym_credit.wrappers.collector` and
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
 Row = tuple
 """One recorded step: (observation, action, then the state hash, obs hash, history keys and state
-index of the state acted in, then reward, terminated and action_valid of the step taken, and the
-admissible actions of the state acted in)."""
+index of the state acted in, then reward and action_valid of the step taken, and the admissible
+actions of the state acted in). Whether the step terminated is not kept per row: only a trajectory's
+last step can have, and the trajectory table says whether it did."""
+
+_U64, _DTYPE = np.dtype(np.uint64), attrgetter("dtype")
 
 
 def history_matrix(hk: Sequence[np.ndarray], n: int, k1: int) -> np.ndarray:
     """The rows' ``history_keys`` arrays as one ``[n, k1]`` uint64 matrix (a fresh array)."""
     if n:
-        try:  # the workers' arrays are uint64 [k1]: one concatenation, exact
-            flat = np.concatenate(hk)
-        except (ValueError, TypeError):
+        # the workers' arrays are contiguous uint64 [k1]: their bytes joined, 3x cheaper than a concatenation
+        try:
+            flat = np.frombuffer(bytearray().join(hk), dtype=np.uint64) if set(map(_DTYPE, hk)) == {_U64} else None
+        except (AttributeError, TypeError, ValueError, BufferError):  # not arrays, or not contiguous ones
             flat = None
-        if flat is not None and flat.dtype == np.uint64 and flat.shape == (n * k1,):
+        if flat is not None and flat.shape == (n * k1,):
             return flat.reshape(n, k1)
     # anything else (a policy replaced an array): per-row conversion, as uint64
     return np.frombuffer(b"".join([h.astype(np.uint64, copy=False).tobytes() for h in hk]),
