@@ -379,3 +379,13 @@ def test_bad_row_settings_are_clear_errors():
         _settings({"extra_info": {"agc": {**base, "prompting": "react"}}})
     with pytest.raises(ValueError, match="env_pool must be"):
         _settings({"extra_info": {"agc": {**base, "env_pool": "fork"}}})
+
+
+def test_process_pool_sends_a_group_to_one_process_and_groups_in_turn():
+    from agentgym_credit.integrations.verl import env_pool
+
+    cfg = {"env_id": "credit/GridWorld-v0", "env_kwargs": {"size": 3}, "history_depth": 1, "env_pool": "process",
+           "env_workers": 2, "task": None}
+    a, b, c = (env_pool.ProcessEnv({**cfg, "seed": s}) for s in (101, 101, 102))
+    assert a.ex is b.ex and a.ex is not c.ex and a.slot != b.slot
+    env_pool.shutdown()

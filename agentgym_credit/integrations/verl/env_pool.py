@@ -10,7 +10,8 @@ What lives here:
 verl runs every agent loop of a worker on one asyncio event loop. Env calls leave that loop for a pool:
 
 - ``"process"``: ``env_workers`` single-process executors (``spawn``), created on first use; a trajectory's env
-  lives in one of them (round robin), as one slot of that process's
+  lives in one of them (the rollouts of one group in the same one, so an env that memoizes what it built for a
+  seed, as ALFWorld does its games, builds it once per group), as one slot of that process's
   :class:`~agentgym_credit.wrappers.workers.EnvWorker`, so its calls always reach its own env. Pure-Python
   engines (ALFWorld's text engine) hold the GIL, so only processes run them in parallel;
 - ``"thread"``: ``env_workers`` threads in this process, each trajectory with its own ``EnvWorker``; with one
@@ -34,7 +35,8 @@ from agentgym_credit.wrappers.workers import EnvFactory, EnvWorker
 _POOLS: dict[tuple[str, int], list[Executor]] = {}
 _LOCK = threading.Lock()
 _SLOTS = itertools.count()
-_NEXT = itertools.count()
+_TURN = itertools.count()
+_GROUPS: dict[tuple[Any, ...], int] = {}
 
 
 def _pool(kind: str, size: int) -> list[Executor]:
@@ -84,7 +86,15 @@ class ProcessEnv:
 
     def __init__(self, cfg: dict[str, Any]):
         pools = _pool("process", int(cfg["env_workers"]))
-        self.ex = pools[next(_NEXT) % len(pools)]
+        # the rollouts of one group (same env, seed, task) share a process, hence its memo of built games;
+        # new groups go to the processes in turn
+        group = (str(cfg["env_id"]), repr(sorted(cfg["env_kwargs"].items())), cfg.get("seed"), repr(cfg.get("task")))
+        with _LOCK:
+            if group not in _GROUPS:
+                if len(_GROUPS) >= 4096:  # only the recent groups matter (a training step's)
+                    _GROUPS.clear()
+                _GROUPS[group] = next(_TURN)
+            self.ex = pools[_GROUPS[group] % len(pools)]
         self.key = (str(cfg["env_id"]), tuple(sorted(cfg["env_kwargs"].items())), int(cfg["history_depth"]))
         self.slot = next(_SLOTS)
 
