@@ -389,3 +389,28 @@ def test_process_pool_sends_a_group_to_one_process_and_groups_in_turn():
     a, b, c = (env_pool.ProcessEnv({**cfg, "seed": s}) for s in (101, 101, 102))
     assert a.ex is b.ex and a.ex is not c.ex and a.slot != b.slot
     env_pool.shutdown()
+
+
+def test_verls_validation_metrics_report_success_per_task_type_and_data_source():
+    """The reward_extra_info of our outputs, collected the way verl's v1 ``_validate`` collects it (None where a
+    sample lacks a key), through verl's own ``process_validation_metrics``: success per task type per data source."""
+    from verl.trainer.ppo.metric_utils import process_validation_metrics
+
+    samples = [("alfworld/dev", "u1", {"acc": 1.0, "acc/pick_and_place_simple": 1.0}),
+               ("alfworld/dev", "u1", {"acc": 0.0, "acc/pick_and_place_simple": 0.0}),
+               ("alfworld/dev", "u2", {"acc": 0.0, "acc/look_at_obj_in_light": 0.0}),
+               ("alfworld/generated", "u3", {"acc": 1.0, "acc/pick_and_place_simple": 1.0})]
+    infos: dict[str, list] = {"reward": []}
+    for n, (_, _, info) in enumerate(samples):
+        infos["reward"].append(info["acc"])
+        for key in infos:
+            if key != "reward" and key not in info:
+                infos[key].append(None)
+        for key, value in info.items():
+            infos.setdefault(key, [None] * n).append(value)
+    out = process_validation_metrics([s for s, _, _ in samples], [u for _, u, _ in samples], infos)
+    dev = out["alfworld/dev"]
+    assert dev["acc/pick_and_place_simple"]["mean@2"] == 0.5
+    assert dev["acc/look_at_obj_in_light"]["mean@1"] == 0.0
+    assert out["alfworld/generated"]["acc/pick_and_place_simple"]["mean@1"] == 1.0
+    assert "acc/look_at_obj_in_light" not in out["alfworld/generated"]
