@@ -66,11 +66,14 @@ def tok():
 
 @pytest.fixture(scope="module")
 def transfer_queue():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     tq.init(OmegaConf.create({"backend": {"SimpleStorage": {"num_data_storage_units": 1}}}))
     yield tq
     tq.close()
-    ray.shutdown()
+    if started:
+        ray.shutdown()
 
 
 def _config(mini_batch: int = 32, dp: int = 2):
