@@ -364,6 +364,21 @@ def _graph_references():
 REFERENCES.update(_graph_references())
 
 
+def _verl_agent_reference():
+    """``verl-agent`` from ``reference_verl_agent.py`` (next to this file)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("_reference_verl_agent",
+                                                  Path(__file__).with_name("reference_verl_agent.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.ref_verl_agent
+
+
+REFERENCES["verl-agent"] = _verl_agent_reference()
+
+
 def random_batch(seed, *, n_groups=3, max_traj=16, max_len=50, n_states=6, depth=3, rewards=(0.0, 0.5, 1.0, -1.0),
                  p_invalid=0.2, with_value=True, shuffle=True, min_traj=1):
     """A random StepArrays for property tests: revisited states (``n_states`` small), ties (rewards

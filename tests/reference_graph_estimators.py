@@ -1,8 +1,8 @@
-"""Plain-Python references of the graph estimators (``graph``, ``graphgpo``, ``gagpo``).
+"""Plain-Python references of the graph estimators (``graph``, ``graph_q``, ``graphgpo``, ``gagpo``).
 
 Dicts and loops over rows, no numpy, no chain folding: the value equations of ``graph`` are solved
 over EVERY node by Gauss-Jordan elimination, GraphGPO's distances by a breadth-first search per
-group. Same option names and defaults as :mod:`agentgym_credit.credit.graph`,
+group. Same option names and defaults as :mod:`agentgym_credit.credit.graph`, :mod:`~agentgym_credit.credit.graph_q`,
 :mod:`~agentgym_credit.credit.graphgpo` and :mod:`~agentgym_credit.credit.gagpo`; results are lists
 of floats in input-row order.
 """
@@ -316,4 +316,54 @@ def ref_gagpo(steps, *, gamma=0.95, lam=0.95, key="state_key", level=0, norm="me
     return out
 
 
-GRAPH_REFERENCES = {"graph": ref_graph, "graphgpo": ref_graphgpo, "gagpo": ref_gagpo}
+def ref_graph_q(steps, *, gamma=0.95, lam=0.5, key="state_key", level=0, center_key=None, center_level=None,
+                prior=1.0, scope="group", time_aware=False, truncation="zero", loops="auto", backoff=4.0,
+                shrink=1.0, episode=0.0, invalid_penalty=0.0, propagate_penalty=False):
+    """Loops over rows: graph values (split back-off, shrinkage), lam-returns, node-centred baseline."""
+    if loops == "auto":
+        loops = "split" if key == "obs_key" else "none"
+    args = (steps, gamma, key, level, scope, time_aware, truncation)
+    g = _Graph(*args, loops, invalid_penalty, propagate_penalty)
+    n = steps.n
+    v = dict(g.v)
+    if loops == "split" and backoff > 0:
+        g0 = _Graph(*args, "none", invalid_penalty, propagate_penalty)
+        v = {u: (len(g.at[u]) * g.v[u] + backoff * g0.v[g0.node[g.at[u][0]]]) / (len(g.at[u]) + backoff)
+             for u in g.at}
+    if shrink > 0:
+        ret = _disc_returns(steps, g.tr, gamma, g.rew)
+        base = {}
+        for i in range(n):
+            base.setdefault(g.node[i][0], []).append(ret[i])
+        v = {u: (len(g.at[u]) * v[u] + shrink * sum(base[u[0]]) / len(base[u[0]])) / (len(g.at[u]) + shrink)
+             for u in g.at}
+    target = [0.0] * n
+    for rows in g.tr.values():
+        nxt_g = None
+        for pos in range(len(rows) - 1, -1, -1):
+            i = rows[pos]
+            vn = v[g.nxt[i]] if g.nxt[i] is not None else 0.0
+            if nxt_g is None:
+                target[i] = g.rew[i] + gamma * vn
+            else:  # G_t = r + gamma ((1 - lam) V(s') + lam G_{t+1})
+                target[i] = g.rew[i] + gamma * ((1 - lam) * vn + lam * nxt_g)
+            nxt_g = target[i]
+    ck = key if center_key is None else center_key
+    cl = (level if ck == key else 0) if center_level is None else center_level
+    groups = {}
+    for i in range(n):
+        sc = int(steps.group_id[i]) if scope == "group" else 0
+        groups.setdefault((sc, _key(steps, ck, cl, i)), []).append(i)
+    out = [0.0] * n
+    for rows in groups.values():
+        mean_v = sum(v[g.node[i]] for i in rows) / len(rows)
+        b = (sum(target[i] for i in rows) + prior * mean_v) / (len(rows) + prior)
+        for i in rows:
+            out[i] = target[i] - b + (0.0 if propagate_penalty else g.pen[i])
+    if episode:
+        ep = EPISODE(steps, "mean_std", "sample", 1e-6, "trajectory", invalid_penalty, propagate_penalty)
+        out = [out[i] + episode * ep[i] for i in range(n)]
+    return out
+
+
+GRAPH_REFERENCES = {"graph": ref_graph, "graph_q": ref_graph_q, "graphgpo": ref_graphgpo, "gagpo": ref_gagpo}

@@ -290,3 +290,37 @@ def test_quick_run_writes_report_and_rerenders(tmp_path):
                    "--note", "rows merged"]) == 0
     md2 = (tmp_path / "training.md").read_text()
     assert "`agentgym-credit bench train --quick`" in md2 and "| cue | grpo |" in md2 and "Note: rows merged" in md2
+
+
+def test_graph_family_compares_with_gigpo_on_the_same_information():
+    assert TS.gigpo_partner("graph[obs]") == "gigpo[obs]"
+    assert TS.gigpo_partner("graph_q[oh1]") == "gigpo[obs]"  # observation history: what the agent sees
+    assert TS.gigpo_partner("graph[state]") == "gigpo[state]"
+    assert TS.gigpo_partner("graphgpo") == "gigpo[state]"
+    assert TS.gigpo_partner("graph[h1]") == "gigpo[state]"  # the collector's history keys are true states
+    pairs = TS.comparison_pairs(["grpo", "gigpo[obs]", "gigpo[state]", "graph_q[oh1]", "graph_q[obs]"])
+    assert ("graph_q[oh1]", "gigpo[obs]") in pairs and ("graph_q[obs]", "gigpo[obs]") in pairs
+
+
+def test_observation_history_arms_see_only_observations():
+    """``history_from="obs_key"`` rebuilds history keys over obs_key: on AliasedGrid (aliased observations)
+    the level-1 keys then differ from the collector's true-state keys, and the arm's credit equals the
+    estimator on the rebuilt keys; anything else for ``history_from`` is refused."""
+    from agentgym_credit.bench.credit_signals import bench_advantages, obs_keyed
+    from agentgym_credit.credit import advantages
+
+    col = GroupedRolloutCollector("credit/AliasedGrid-v0", group_size=4, history_depth=2, max_steps=30,
+                                  progress=False, seed=0)
+    try:
+        batch = col.collect(lambda obs, infos: [i["admissible_actions"][0] for i in infos], tasks=[0, 1])
+    finally:
+        col.close()
+    steps = batch.steps
+    rebuilt = obs_keyed(steps)
+    assert not np.array_equal(rebuilt.history_keys[:, 1], steps.history_keys[:, 1])
+    opts = {"key": "history", "level": 1}
+    got = bench_advantages("graph_q", steps, history_from="obs_key", **opts)
+    np.testing.assert_array_equal(got, advantages("graph_q", rebuilt, **opts))
+    np.testing.assert_array_equal(bench_advantages("graph_q", steps, **opts), advantages("graph_q", steps, **opts))
+    with pytest.raises(ValueError, match="history_from"):
+        bench_advantages("graph_q", steps, history_from="text", **opts)

@@ -79,6 +79,13 @@ OPTIONS = {
         "loops": st.sampled_from(["auto", "none", "mc", "split"]), "shrink": st.sampled_from([0.0, 2.0]),
         "backoff": st.sampled_from([0.0, 4.0]),
         "episode": st.sampled_from([0.0, 1.0]), "invalid_penalty": pen, "propagate_penalty": prop}),
+    "graph_q": st.fixed_dictionaries({
+        "gamma": gamma, "lam": st.sampled_from([0.0, 0.5, 1.0]), "key": st.sampled_from(["state_key", "obs_key"]),
+        "center_key": st.sampled_from([None, "state_key", "obs_key"]), "prior": st.sampled_from([0.0, 1.0, 3.0]),
+        "scope": st.sampled_from(["group", "batch"]), "time_aware": st.booleans(),
+        "loops": st.sampled_from(["auto", "none", "mc", "split"]), "shrink": st.sampled_from([0.0, 1.0]),
+        "backoff": st.sampled_from([0.0, 4.0]),
+        "episode": st.sampled_from([0.0, 1.0]), "invalid_penalty": pen, "propagate_penalty": prop}),
     "graphgpo": st.fixed_dictionaries({
         "omega": st.sampled_from([0.1, 0.5, 1.0]), "key": st.sampled_from(["state_key", "obs_key"]),
         "normalize_distance": st.booleans(), "norm": norm, "std": std, "eps": eps, "episode_baseline": baseline,
@@ -87,6 +94,10 @@ OPTIONS = {
         "gamma": gamma, "lam": st.sampled_from([0.0, 0.95, 1.0]), "key": st.sampled_from(["state_key", "obs_key"]),
         "norm": st.sampled_from(["mean_std", "mean", "none"]), "std": std, "eps": eps, "invalid_penalty": pen,
         "propagate_penalty": prop}),
+    "verl-agent": st.fixed_dictionaries({
+        "mode": st.sampled_from(["mean_norm", "mean_std_norm"]), "gamma": gamma,
+        "omega": st.sampled_from([0.0, 0.5, 1.0]), "invalid_penalty": st.sampled_from([0.0, -0.1, -0.5]),
+        "reward_scale": st.sampled_from([1.0, 10.0]), "eps": eps}),
 }
 
 

@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 
 import agentgym_credit  # noqa: F401  (registers credit/*)
-from agentgym_credit.envs.gridworld import AliasedGridEnv, CueCorridorEnv, GradedGridEnv, GridWorldEnv, HouseholdEnv
+from agentgym_credit.envs.gridworld import (
+    AliasedGridEnv,
+    CueCorridorEnv,
+    GradedGridEnv,
+    GridWorldEnv,
+    HouseholdEnv,
+)
 from agentgym_credit.errors import ResetNeeded
 from agentgym_credit.keys import normalize_text
 

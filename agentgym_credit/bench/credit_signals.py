@@ -6,6 +6,8 @@
 - :func:`bias_signals`: the step-level terms in reward units, HGPO's levels one by one.
 - :func:`level_term`: HGPO's level-k advantage alone, and where its group exists.
 - :func:`obs_history_keys` / :func:`obs_keyed`: HGPO contexts over what the agent sees.
+- :func:`bench_advantages`: a registered estimator with a benchmark's options, where
+  ``history_from="obs_key"`` first rebuilds ``history_keys`` over observations.
 - :func:`mixed_share`: the share of grouped rows whose level-k group mixes true states.
 """
 
@@ -108,6 +110,16 @@ def obs_history_keys(steps: StepArrays, depth: int | None = None) -> np.ndarray:
 def obs_keyed(steps: StepArrays) -> StepArrays:
     """``steps`` with ``history_keys`` replaced by :func:`obs_history_keys` (same depth)."""
     return replace(steps, history_keys=obs_history_keys(steps))
+
+
+def bench_advantages(name: str, steps: StepArrays, **opts) -> np.ndarray:
+    """``advantages(name, steps, **opts)``; the benchmark-only option ``history_from="obs_key"`` first
+    replaces ``steps.history_keys`` by :func:`obs_keyed`'s (the collector's keys are over the true
+    ``state_key``: a ``key="history"`` arm that should see only what the agent sees needs this)."""
+    src = opts.pop("history_from", "state_key")
+    if src not in ("state_key", "obs_key"):
+        raise ValueError(f"history_from must be 'state_key' or 'obs_key', got {src!r}")
+    return advantages(name, obs_keyed(steps) if src == "obs_key" else steps, **opts)
 
 
 def mixed_share(steps: StepArrays, k: int) -> float:
@@ -228,6 +240,7 @@ def level_term(steps: StepArrays, k: int, gamma: float, with_size: bool = False,
 
 
 __all__ = [
+    "bench_advantages",
     "SIGNALS",
     "STEP_TERMS",
     "EPISODE_TERMS",

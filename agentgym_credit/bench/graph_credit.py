@@ -63,12 +63,18 @@ SIGNALS: dict[str, Signal] = {
     "graph[obs] none": lambda s, o, g: advantages("graph", s, gamma=g, key="obs_key", loops="none"),
     "graph[obs] mc": lambda s, o, g: advantages("graph", s, gamma=g, key="obs_key", loops="mc"),
     "graph[obs-hist2]": lambda s, o, g: advantages("graph", o, gamma=g, key="history", level=2),
+    "graph[oh1]": lambda s, o, g: advantages("graph", o, gamma=g, key="history", level=1, lam=0.5, loops="none"),
+    "graph_q": lambda s, o, g: advantages("graph_q", s, gamma=g),
+    "graph_q[obs]": lambda s, o, g: advantages("graph_q", s, gamma=g, key="obs_key"),
+    "graph_q[oh1]": lambda s, o, g: advantages("graph_q", o, gamma=g, key="history", level=1),
 }
 """Every signal scored (full advantages, what a trainer would use)."""
 COMPARISONS = (("graph", "gigpo[state]"), ("graph", "graphgpo"), ("graph", "gagpo"), ("graph", "hgpo"),
                ("graph", "graph shrink0"), ("graph shrink2", "graph"), ("graph time", "graph"),
                ("graph[obs]", "gigpo[obs]"), ("graph[obs]", "graphgpo"), ("graph[obs]", "gagpo[obs]"),
-               ("graph[obs]", "graph[obs] none"), ("graph[obs]", "graph[obs] backoff0"))
+               ("graph[obs]", "graph[obs] none"), ("graph[obs]", "graph[obs] backoff0"),
+               ("graph_q", "graph"), ("graph_q[obs]", "graph[obs]"), ("graph_q[oh1]", "gigpo[obs]"),
+               ("graph_q[oh1]", "graph[obs]"), ("graph_q[oh1]", "graph[oh1]"))
 
 
 def run(tasks, policies, group_sizes, seeds, trajectories, instances, gamma=0.95, depth=3):
@@ -160,7 +166,9 @@ def main(argv: list[str] | None = None) -> int:
                "`graph` runs at its defaults (shrink 1); `shrink0` is the plain certainty-equivalence estimator. "
                "`[obs]` keys the graph on `obs_key` (what an agent sees; loops='split' with backoff 4 by default "
                "there), "
-               "`[obs-hist2]` on the fingerprint of the last 3 observations, `time` on (state, t)."]
+               "`[obs-hist2]` on the fingerprint of the last 3 observations, `[oh1]` on the last 2 (o_{t-1}, o_t), "
+               "`time` on (state, t). `graph_q` takes the graph's λ-return (λ = 0.5) as the target and the mean "
+               "target of the rows at the same node as the baseline (not V-hat of the node)."]
     text = report(res, a.tasks, a.policies, a.group_sizes, header)
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)

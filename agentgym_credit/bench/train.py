@@ -43,6 +43,7 @@ import agentgym_credit  # noqa: F401  (registers the credit/* envs)
 from agentgym_credit.bench import report as R
 from agentgym_credit.bench.credit import TASKS, TaskSpec
 from agentgym_credit.bench.credit_gradient import CREDIT_METRICS, credit_snapshot
+from agentgym_credit.bench.credit_signals import bench_advantages
 from agentgym_credit.bench.train_policy import ActingPolicy, BowPolicy, HashedBow, need_torch, ppo_update
 from agentgym_credit.bench.train_tabular import (
     SCALES,
@@ -53,7 +54,7 @@ from agentgym_credit.bench.train_tabular import (
     scale_advantages,
 )
 from agentgym_credit.credit import ESTIMATORS as REGISTERED
-from agentgym_credit.credit import advantages, estimator_options
+from agentgym_credit.credit import estimator_options
 from agentgym_credit.errors import DependencyNotInstalled
 from agentgym_credit.wrappers.collector import GroupedRolloutCollector
 
@@ -105,6 +106,11 @@ ESTIMATORS: dict[str, tuple[str, dict[str, Any]]] = {
     "hgpo_precision": ("hgpo_precision", {}),
     "gigpo[state]+branch": ("gigpo", {"anchor": "state_key"}),
     **_graph_entries(),
+    "graph_q[obs]": ("graph_q", {"key": "obs_key"}),
+    # history level 1 over observations, (o_{t-1}, o_t): what the agent sees (the collector's history keys
+    # are over the true state; bench_advantages rebuilds them from obs_key)
+    "graph_q[oh1]": ("graph_q", {"key": "history", "level": 1, "history_from": "obs_key"}),
+    "graph[oh1]": ("graph", {"key": "history", "level": 1, "lam": 0.5, "loops": "none", "history_from": "obs_key"}),
 }
 """Label -> (registered estimator, options); everything else is each estimator's default. HGPO's
 default has no episode term (as the reference code); ``hgpo+episode`` adds A^E."""
@@ -119,7 +125,7 @@ def default_estimators() -> tuple[str, ...]:
     """What a run without ``--estimators`` trains: GRPO, GiGPO (both keys), HGPO with and without its
     episode term, and every registered graph estimator."""
     return ("grpo", "gigpo[state]", "gigpo[obs]", "hgpo", "hgpo+episode",
-            *(k for k in ESTIMATORS if k.split("[")[0] in ("graph", "graphgpo", "gagpo")))
+            *(k for k in ESTIMATORS if k.split("[")[0] in ("graph", "graph_q", "graphgpo", "gagpo")))
 
 
 @dataclass
@@ -230,13 +236,28 @@ def _collector(task: str, cfg: TrainBenchConfig, seed: int, horizon: int) -> Gro
                                    max_steps=horizon, progress=False, seed=seed, env_kwargs=dict(spec.env_kwargs))
 
 
-def train_one_tabular(task: str, label: str, seed: int, lr: float, cfg: TrainBenchConfig,
-                      credit: bool = True) -> list[dict[str, Any]]:
-    """One tabular run: a row per iteration (env steps, exact success), credit metrics at ``credit_points``."""
+def tabular_setup(task: str, cfg: TrainBenchConfig, seed: int) -> tuple[list[str], TabularSoftmax, SuccessOracle, int]:
+    """(task instances, a uniform softmax table over their true states, its exact success oracle, the
+    horizon) of one seed's tabular run."""
     env, ids = task_instances(task, cfg.train_tasks, seed)
     policy = TabularSoftmax({k: env.model_for(k) for k in ids})
     oracle = SuccessOracle(policy, {k: env.won_states(k) for k in ids})
-    horizon = max(int(m.horizon or 100) for m in policy.models.values())
+    return ids, policy, oracle, max(int(m.horizon or 100) for m in policy.models.values())
+
+
+def collect_tabular(col: GroupedRolloutCollector, policy: TabularSoftmax, ids: Sequence[str],
+                    rng: np.random.Generator, cfg: TrainBenchConfig, actor_seed: int):
+    """One iteration's batch: ``cfg.groups`` task instances drawn without replacement, N rollouts each by
+    the table; returns ``(batch, batch.steps, the extras of the rows kept in steps)``."""
+    tasks = [ids[i] for i in rng.choice(len(ids), size=min(cfg.groups, len(ids)), replace=False)]
+    batch = col.collect(TabularActor(policy, actor_seed), tasks=tasks)
+    return batch, batch.steps, [e for e, keep in zip(batch.extras, batch.row_mask()) if keep]
+
+
+def train_one_tabular(task: str, label: str, seed: int, lr: float, cfg: TrainBenchConfig,
+                      credit: bool = True) -> list[dict[str, Any]]:
+    """One tabular run: a row per iteration (env steps, exact success), credit metrics at ``credit_points``."""
+    ids, policy, oracle, horizon = tabular_setup(task, cfg, seed)
     name, opts = estimator_call(label, cfg.gamma)
     rng = np.random.default_rng(seed)
     budget = cfg.budget_for(task)
@@ -250,11 +271,8 @@ def train_one_tabular(task: str, label: str, seed: int, lr: float, cfg: TrainBen
     try:
         while env_steps < budget:
             it += 1
-            tasks = [ids[i] for i in rng.choice(len(ids), size=min(cfg.groups, len(ids)), replace=False)]
-            batch = col.collect(TabularActor(policy, seed * 1_000_003 + it), tasks=tasks)
-            steps = batch.steps
-            extras = [e for e, keep in zip(batch.extras, batch.row_mask()) if keep]
-            adv = scale_advantages(advantages(name, steps, **opts), cfg.adv_scale)
+            batch, steps, extras = collect_tabular(col, policy, ids, rng, cfg, seed * 1_000_003 + it)
+            adv = scale_advantages(bench_advantages(name, steps, **opts), cfg.adv_scale)
             stats: dict[str, float] = {**nan, "credit_at": float("nan")}
             if nxt < len(credit_marks) and env_steps >= credit_marks[nxt]:
                 while nxt < len(credit_marks) and env_steps >= credit_marks[nxt]:
@@ -392,6 +410,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.from_csv is not None:
         res = read_result(args.from_csv)
+        ran = {k: tuple(dict.fromkeys(r[col] for r in res.rows)) for k, col in (("tasks", "task"),
+                                                                               ("estimators", "estimator"))}
+        cfg = replace(cfg, **{k: v for k, v in ran.items() if not getattr(args, k)})  # what the CSV holds
         cfg = replace(cfg, command=R.read_command(args.from_csv.with_suffix(".md")) or cfg.command)
     else:
         res = run_benchmark(cfg)
@@ -423,6 +444,8 @@ __all__ = [
     "task_instances",
     "train_one",
     "train_one_tabular",
+    "tabular_setup",
+    "collect_tabular",
     "run_benchmark",
     "build_parser",
     "main",

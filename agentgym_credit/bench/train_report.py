@@ -40,7 +40,12 @@ PREDICTIONS = (
 
 METRIC_NAMES = {"pearson": "Pearson r", "sign_acc": "sign accuracy", "wsign_acc": "|A^π|-weighted sign accuracy",
                 "grad_cos": "gradient cosine"}
-STEP_LEVEL = ("gigpo[state]", "gigpo[obs]", "hgpo", "hgpo+episode", "hgpo_precision")
+EPISODE_LEVEL = ("grpo", "drgrpo", "rloo")
+
+
+def step_level(estimators: Sequence[str]) -> list[str]:
+    """The labels that credit single steps: everything but the episode-level ones (GiGPO, HGPO, graph family)."""
+    return [e for e in estimators if e.split("[")[0].split("+")[0] not in EPISODE_LEVEL]
 
 
 def _c(d: dict[str, Any], key: str, digits: int) -> str:
@@ -68,7 +73,7 @@ def findings(cfg: TrainBenchConfig, summary: Sequence[dict[str, Any]], comps: Se
     for task in cfg.tasks:
         if (task, "grpo") not in S:
             continue
-        steps = [(e, C[(task, e, "grpo", "steps_censored")]) for e in STEP_LEVEL
+        steps = [(e, C[(task, e, "grpo", "steps_censored")]) for e in step_level(cfg.estimators)
                  if (task, e, "grpo", "steps_censored") in C]
         if steps:
             e, c = min(steps, key=lambda x: x[1]["diff"])
@@ -81,17 +86,18 @@ def findings(cfg: TrainBenchConfig, summary: Sequence[dict[str, Any]], comps: Se
                 f"env steps to {cfg.target_for(task):.0%} exact success: {_phrase(c, '', 0)}; exact final success "
                 f"{_phrase(f, '', 3)}. Step-level estimators ahead of GRPO after Holm: "
                 f"{', '.join(f'`{w}`' for w in wins) or 'none'}.")
-        for g in [x for x in cfg.estimators if x.split("[")[0] in ("graph", "graphgpo", "gagpo")]:
-            key = g[g.index("["):] if "[" in g else "[state]"
-            c = C.get((task, g, f"gigpo{key}", "steps_censored"))
+        for g in [x for x in cfg.estimators if x.split("[")[0] in TS.GRAPH_FAMILY]:
+            partner = TS.gigpo_partner(g)
+            visible = partner == "gigpo[obs]"
+            c = C.get((task, g, partner, "steps_censored"))
             if c is None:
                 continue
-            f = C[(task, g, f"gigpo{key}", "final")]
+            f = C[(task, g, partner, "final")]
             goal = "met" if c["holm"] == "win" else "NOT met"
-            lines.append(f"- {task}: `{g}` vs `gigpo{key}`, env steps to target {_phrase(c, '', 0)}; final "
-                         f"{_phrase(f, '', 3)}" + (f" — issue 20's goal (fewer env steps on obs_key) {goal} here."
-                                                   if key == "[obs]" else "."))
-            if key == "[obs]" and goal != "met" and rows:
+            lines.append(f"- {task}: `{g}` vs `{partner}`, env steps to target {_phrase(c, '', 0)}; final "
+                         f"{_phrase(f, '', 3)}" + (f" — the goal (fewer env steps than GiGPO on what the agent "
+                                                   f"sees) {goal} here." if visible else "."))
+            if visible and goal != "met" and rows:
                 parts = []
                 for m in ("pearson", "grad_cos"):
                     a0, a1 = TS.credit_start_later(rows, task, g, m)
@@ -145,7 +151,7 @@ def summary_lines(cfg: TrainBenchConfig, predicts: Sequence[str], summary: Seque
     out = [ln for ln in predicts if ln.startswith("- **Best predictor")]
     tag = {"win": "Holm: fewer steps", "loss": "Holm: more steps", "tie": "no difference after Holm"}
     for task in cfg.tasks:
-        steps = [(e, C[(task, e, "grpo", "steps_censored")]) for e in STEP_LEVEL
+        steps = [(e, C[(task, e, "grpo", "steps_censored")]) for e in step_level(cfg.estimators)
                  if (task, e, "grpo", "steps_censored") in C]
         if not steps:
             continue
@@ -154,14 +160,14 @@ def summary_lines(cfg: TrainBenchConfig, predicts: Sequence[str], summary: Seque
         line = (f"- **{task}** (target {cfg.target_for(task):.0%} exact success, {cfg.budget_for(task):,} env steps, "
                 f"{b['seeds']} seeds): best step-level `{e}` vs GRPO {c['diff']:+.0f} ± {c['ci']:.0f} env steps to "
                 f"target ({c['relative']:+.0%}, {tag[c['holm']]}); final success {g['final']:.3f} vs {b['final']:.3f}.")
-        graphs = [x for x in cfg.estimators if x.endswith("[obs]") and x.split("[")[0] in ("graph", "graphgpo", "gagpo")]
+        graphs = [x for x in cfg.estimators if x.split("[")[0] in TS.GRAPH_FAMILY and TS.gigpo_partner(x) == "gigpo[obs]"]
         parts = []
         for x in graphs:
             cc = C.get((task, x, "gigpo[obs]", "steps_censored"))
             if cc is not None:
                 parts.append(f"`{x}` {cc['relative']:+.0%} ({tag[cc['holm']]}, final {S[(task, x)]['final']:.3f})")
         if parts and (task, "gigpo[obs]") in S:
-            line += (f" On obs_key, env steps to target vs GiGPO[obs] (final {S[(task, 'gigpo[obs]')]['final']:.3f}): "
+            line += (f" On agent-visible keys, env steps to target vs GiGPO[obs] (final {S[(task, 'gigpo[obs]')]['final']:.3f}): "
                      + "; ".join(parts) + ".")
         out.append(line)
     return out

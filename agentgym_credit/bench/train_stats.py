@@ -30,8 +30,8 @@ from agentgym_credit.bench.credit_gradient import (
     exact_advantages,
     weighted_sign_accuracy,
 )
+from agentgym_credit.bench.credit_signals import bench_advantages
 from agentgym_credit.bench.train_tabular import TabularActor, TabularSoftmax, scale_advantages
-from agentgym_credit.credit import advantages
 from agentgym_credit.credit.oracle import optimal_values
 
 if TYPE_CHECKING:
@@ -129,15 +129,27 @@ def summary_rows(cfg: TrainBenchConfig, runs: Sequence[dict[str, Any]]) -> list[
 
 def comparison_pairs(estimators: Sequence[str]) -> list[tuple[str, str]]:
     """(a, b) pairs compared, a − b: every estimator vs GRPO, both GiGPO keys vs each other, HGPO vs
-    GiGPO[state] and with vs without its episode term, every graph estimator vs GiGPO on the same key."""
+    GiGPO[state] and with vs without its episode term, every graph estimator vs GiGPO on the same key
+    (:func:`gigpo_partner`)."""
     have = set(estimators)
     pairs = [(e, "grpo") for e in estimators if e != "grpo" and "grpo" in have]
     extra = [("gigpo[state]", "gigpo[obs]"), ("hgpo", "gigpo[state]"), ("hgpo+episode", "hgpo")]
     for e in estimators:
-        if e.split("[")[0] in ("graph", "graphgpo", "gagpo"):
-            key = e[e.index("["):] if "[" in e else "[state]"
-            extra.append((e, f"gigpo{key}"))
+        if e.split("[")[0] in GRAPH_FAMILY:
+            extra.append((e, gigpo_partner(e)))
     return pairs + [p for p in extra if p[0] in have and p[1] in have and p not in pairs]
+
+
+GRAPH_FAMILY = ("graph", "graph_q", "graphgpo", "gagpo")
+"""``bench train`` label stems of the estimators on the graph the rollouts form."""
+
+
+def gigpo_partner(label: str) -> str:
+    """The GiGPO arm a graph-family label is compared with, on the same information: ``[obs]`` and
+    observation histories (``[oh1]``, ...: what the agent sees) against ``gigpo[obs]``, everything else
+    (true states, true-state histories) against ``gigpo[state]``."""
+    key = label[label.index("["):] if "[" in label else "[state]"
+    return "gigpo[obs]" if key == "[obs]" or key.startswith("[oh") else "gigpo[state]"
 
 
 COMPARED = {"steps_censored": "env steps to target (censored)", "final": "exact final success"}
@@ -234,7 +246,7 @@ def fixed_policy_credit(cfg: TrainBenchConfig) -> list[dict[str, Any]]:
                 hidden = hidden_change_rows(steps.traj_id, steps.t, s, steps.obs_key)
                 for label in cfg.estimators:
                     name, opts = estimator_call(label, cfg.gamma)
-                    adv = scale_advantages(advantages(name, steps, **opts), cfg.adv_scale)
+                    adv = scale_advantages(bench_advantages(name, steps, **opts), cfg.adv_scale)
                     out.append({"task": task, "policy": pol, "seed": seed, "estimator": label,
                                 **credit_snapshot(policy, extras, steps.t, adv, cfg.gamma, true),
                                 "hidden_share": float(hidden.mean()) if hidden.size else float("nan"),

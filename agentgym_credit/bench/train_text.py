@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from agentgym_credit.bench.credit_signals import bench_advantages
 from agentgym_credit.bench.train_policy import (
     ActingPolicy,
     BowPolicy,
@@ -29,7 +30,6 @@ from agentgym_credit.bench.train_policy import (
     torch,
 )
 from agentgym_credit.bench.train_tabular import scale_advantages
-from agentgym_credit.credit import advantages
 from agentgym_credit.wrappers.branching import BranchConfig
 from agentgym_credit.wrappers.collector import GroupedRolloutCollector
 
@@ -98,7 +98,7 @@ def train_one_text(task: str, label: str, seed: int, lr: float, cfg: TrainBenchC
                                                       replace=False)]
             batch = col.collect(ActingPolicy(model, feats, gen), tasks=tasks, branch=branch)
             env_steps += len(batch)
-            adv = scale_advantages(advantages(name, batch.steps, **opts), cfg.adv_scale)
+            adv = scale_advantages(bench_advantages(name, batch.steps, **opts), cfg.adv_scale)
             ppo_update(model, opt, batch, adv, cfg, gen)
             if nxt < len(marks) and env_steps >= marks[nxt]:
                 while nxt < len(marks) and env_steps >= marks[nxt]:

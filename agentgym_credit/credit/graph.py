@@ -139,12 +139,11 @@ def _scope_ids(steps: StepArrays, scope: str) -> np.ndarray:
     return np.zeros(steps.n, np.int64)
 
 
-def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str = "state_key", level: int = 0,
-          scope: str = "group", time_aware: bool = False, truncation: str = "zero", loops: str = "auto",
-          backoff: float = 4.0, shrink: float = 1.0, episode: float = 0.0, invalid_penalty: float = 0.0,
-          propagate_penalty: bool = False) -> np.ndarray:
-    """Certainty-equivalence TD(lam) advantage on the empirical graph (float64, input order)."""
-    checks.as_steps(steps)
+def checked_options(*, gamma: float, lam: float, key: str, scope: str, truncation: str, loops: str, shrink: float,
+                    backoff: float, episode: float, invalid_penalty: float,
+                    time_aware: bool) -> tuple[float, float, float, float, float, float]:
+    """The options :func:`graph` (and ``graph_q``) share, checked: ``(gamma, lam, shrink, backoff, episode,
+    invalid_penalty)`` as floats; a named ``ValueError``/``TypeError`` for a bad one."""
     gamma = checks.unit_interval("gamma", gamma)
     lam = checks.unit_interval("lam", lam)
     checks.choice("key", key, ("state_key", "obs_key", "history"))
@@ -157,15 +156,62 @@ def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str 
     invalid_penalty = checks.finite("invalid_penalty", invalid_penalty)
     if not isinstance(time_aware, (bool, np.bool_)):
         raise TypeError(f"time_aware must be a bool; got {time_aware!r}")
+    return gamma, lam, shrink, backoff, episode, invalid_penalty
+
+
+def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str = "state_key", level: int = 0,
+          scope: str = "group", time_aware: bool = False, truncation: str = "zero", loops: str = "auto",
+          backoff: float = 4.0, shrink: float = 1.0, episode: float = 0.0, invalid_penalty: float = 0.0,
+          propagate_penalty: bool = False) -> np.ndarray:
+    """Certainty-equivalence TD(lam) advantage on the empirical graph (float64, input order)."""
+    checks.as_steps(steps)
+    gamma, lam, shrink, backoff, episode, invalid_penalty = checked_options(
+        gamma=gamma, lam=lam, key=key, scope=scope, truncation=truncation, loops=loops, shrink=shrink,
+        backoff=backoff, episode=episode, invalid_penalty=invalid_penalty, time_aware=time_aware)
     if loops == "auto":
         loops = "none" if key == "state_key" else "split"
     if steps.n == 0:
         base_keys(steps, key, level)
         return np.zeros(0)
+    p = penalty(steps, invalid_penalty)
+    r = (steps.reward + p if propagate_penalty else steps.reward)
+    w, node, nxt, v, loop = graph_values(steps, r, gamma=gamma, key=key, level=level, scope=scope,
+                                         time_aware=time_aware, truncation=truncation, loops=loops,
+                                         backoff=backoff, shrink=shrink)
+    r = r[w.order]
+    v_next = np.where(nxt >= 0, v[np.maximum(nxt, 0)], 0.0)
+    delta = r + gamma * v_next - v[node]
+    adv_sorted = scan(delta, w.last, gamma * lam, w.max_length)
+    if loops == "mc" and np.any(loop):  # a self-loop's credit: its own Monte-Carlo return minus V-hat(u)
+        ret = scan(r, w.last, gamma, w.max_length)
+        adv_sorted[loop] = ret[loop] - v[node[loop]]
+    return finish(steps, w.order, adv_sorted, p, episode, invalid_penalty, propagate_penalty)
+
+
+def finish(steps: StepArrays, order: np.ndarray, adv_sorted: np.ndarray, p: np.ndarray, episode: float,
+           invalid_penalty: float, propagate_penalty: bool) -> np.ndarray:
+    """Advantages of sorted rows back in input order, plus the row's own penalty (when it does not
+    propagate) and ``episode`` times GRPO's episode advantage."""
+    out = np.empty(steps.n)
+    out[order] = adv_sorted
+    if not propagate_penalty:
+        out += p
+    if episode != 0.0:
+        out += episode * episode_advantage(steps, invalid_penalty=invalid_penalty,
+                                           propagate_penalty=propagate_penalty)
+    return out
+
+
+def graph_values(steps: StepArrays, reward: np.ndarray, *, gamma: float, key: str, level: int, scope: str,
+                 time_aware: bool, truncation: str, loops: str, backoff: float, shrink: float):
+    """The node values :func:`graph` bootstraps on (options already checked; ``loops`` not ``"auto"``).
+
+    ``reward`` is per input row. Returns ``(w, node, nxt, v, loop)``: the sorted walk, the node of each
+    sorted row, its next node (-1: value 0), V-hat of every node (after back-off and shrinkage) and the
+    self-loop flags."""
     w, node, nxt, node_scope, loop = graph_nodes(steps, key=key, level=level, scope=scope, time_aware=time_aware,
                                                  loops=loops, truncation=truncation)
-    p = penalty(steps, invalid_penalty)
-    r = (steps.reward + p if propagate_penalty else steps.reward)[w.order]
+    r = reward[w.order]
     force = np.unique(nxt[w.last & (nxt >= 0)])
     v = solve_values(node, nxt, r, w, node_scope, gamma, force_hub=force)
     if loops == "split" and backoff > 0.0:  # split nodes lean on their unsplit node where they are thin
@@ -178,20 +224,7 @@ def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str 
         v = np.where(cnt > 0, (cnt * v + backoff * v0[base]) / (cnt + backoff), v)
     if shrink > 0.0:
         v = _shrink(v, node, node_scope, r, w, gamma, shrink)
-    v_next = np.where(nxt >= 0, v[np.maximum(nxt, 0)], 0.0)
-    delta = r + gamma * v_next - v[node]
-    adv_sorted = scan(delta, w.last, gamma * lam, w.max_length)
-    if loops == "mc" and np.any(loop):  # a self-loop's credit: its own Monte-Carlo return minus V-hat(u)
-        ret = scan(r, w.last, gamma, w.max_length)
-        adv_sorted[loop] = ret[loop] - v[node[loop]]
-    out = np.empty(steps.n)
-    out[w.order] = adv_sorted
-    if not propagate_penalty:
-        out += p
-    if episode != 0.0:
-        out += episode * episode_advantage(steps, invalid_penalty=invalid_penalty,
-                                           propagate_penalty=propagate_penalty)
-    return out
+    return w, node, nxt, v, loop
 
 
 def _shrink(v: np.ndarray, node: np.ndarray, node_scope: np.ndarray, r: np.ndarray, w, gamma: float,
@@ -207,4 +240,4 @@ def _shrink(v: np.ndarray, node: np.ndarray, node_scope: np.ndarray, r: np.ndarr
     return (cnt * v + k * b_node) / (cnt + k)
 
 
-__all__ = ["graph", "graph_nodes", "SCOPES", "TRUNCATIONS", "LOOPS"]
+__all__ = ["graph", "graph_nodes", "graph_values", "checked_options", "finish", "SCOPES", "TRUNCATIONS", "LOOPS"]

@@ -9,7 +9,8 @@ Registered names: ``grpo``, ``drgrpo`` (GRPO, mean only), ``rloo``, ``gigpo``, `
 ``gae`` (needs ``steps.value``), ``mc`` (discounted return, no baseline),
 ``tree`` (Tree-GRPO's intra-/inter-tree advantage on rollout trees, :mod:`~agentgym_credit.credit.tree`),
 ``verl-agent`` (GiGPO with verl-agent's settings, :mod:`~agentgym_credit.credit.verl_agent`),
-``graph`` / ``graphgpo`` / ``gagpo`` (credit on the graph the rollouts form: :mod:`~agentgym_credit.credit.graph`,
+``graph`` / ``graph_q`` / ``graphgpo`` / ``gagpo`` (credit on the graph the rollouts form: :mod:`~agentgym_credit.credit.graph`,
+:mod:`~agentgym_credit.credit.graph_q`,
 :mod:`~agentgym_credit.credit.graphgpo`, :mod:`~agentgym_credit.credit.gagpo`). Each
 entry is a function ``f(steps, **options) -> np.ndarray`` (float64, input order); :func:`advantages`
 checks the option names, calls it and returns float32. :func:`register` adds a user's own.
@@ -28,6 +29,7 @@ from agentgym_credit.credit.baselines import gae, mc
 from agentgym_credit.credit.episode import drgrpo, grpo, rloo
 from agentgym_credit.credit.gagpo import gagpo
 from agentgym_credit.credit.graph import graph
+from agentgym_credit.credit.graph_q import graph_q
 from agentgym_credit.credit.graphgpo import graphgpo
 from agentgym_credit.credit.hierarchy import hgpo, hgpo_precision
 from agentgym_credit.credit.presets import hgpo_official
@@ -49,6 +51,7 @@ ESTIMATORS: dict[str, Estimator] = {
     "mc": mc,
     "tree": tree,  # Tree-GRPO (credit/tree.py)
     "graph": graph,  # certainty-equivalence TD on the rollout graph (credit/graph.py)
+    "graph_q": graph_q,  # graph lam-returns centred on the rows of the same node (credit/graph_q.py)
     "graphgpo": graphgpo,  # GraphGPO's distance-to-goal credit (credit/graphgpo.py)
     "gagpo": gagpo,  # GAGPO's GAE on a grouped value proxy (credit/gagpo.py)
     "verl-agent": verl_agent_gigpo,  # GiGPO exactly as verl-agent computes it (credit/verl_agent.py)

@@ -1,0 +1,71 @@
+"""verl-agent's GiGPO as a plain-Python transcription, shared by ``test_verl_agent_preset.py`` and the
+registry-wide property test (``reference_estimators.REFERENCES["verl-agent"]``).
+
+:func:`reference` is this project's transcription of the logic of verl-agent's ``gigpo/core_gigpo.py``
+(``compute_step_discounted_returns``, ``episode_norm_reward``, ``build_step_group``, ``step_norm_reward``,
+``compute_gigpo_outcome_advantage``) and of its trainer's ``apply_invalid_action_penalty`` and ALFWorld reward
+(10 for a win), written from reading that code: dictionaries of lists, one loop per stage, float64, no numpy
+grouping, nothing shared with the implementation under test.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def reference(rows: list[dict], *, mode: str, gamma: float = 0.95, w: float = 1.0, coef: float = 0.1,
+              scale: float = 10.0, eps: float = 1e-6) -> list[float]:
+    """verl-agent's GiGPO advantage of each row (rows: group, traj, t, reward, valid, obs)."""
+    remove_std = {"mean_norm": True, "mean_std_norm": False}[mode]
+    invalid = [0.0 if r["valid"] else 1.0 for r in rows]
+    # env rewards (ALFWorld win = 10 in verl-agent) and the episode reward of each trajectory
+    reward = [scale * r["reward"] for r in rows]
+    by_traj: dict = {}
+    for i, r in enumerate(rows):
+        by_traj.setdefault((r["group"], r["traj"]), []).append(i)
+    episode_reward = {k: sum(reward[i] for i in idx) for k, idx in by_traj.items()}
+    # compute_step_discounted_returns: reverse running return within each trajectory (rows in step order)
+    step_return = [0.0] * len(rows)
+    for idx in by_traj.values():
+        running = 0.0
+        for i in sorted(idx, key=lambda j: rows[j]["t"], reverse=True):
+            running = reward[i] + gamma * running
+            step_return[i] = running
+    # the reward manager puts the episode reward on each row's last token; the penalty comes off that token
+    # and off the row's step return
+    score = [episode_reward[(r["group"], r["traj"])] - coef * invalid[i] for i, r in enumerate(rows)]
+    step_return = [step_return[i] - coef * invalid[i] for i in range(len(rows))]
+
+    def stdev(xs: list[float]) -> float:  # torch.std: unbiased
+        m = sum(xs) / len(xs)
+        return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+
+    # episode_norm_reward, compute_mean_std_cross_all_data=True: every row of the group enters
+    by_group: dict = {}
+    for i, r in enumerate(rows):
+        by_group.setdefault(r["group"], []).append(score[i])
+    stats = {g: ((0.0, 1.0) if len(xs) == 1 else (sum(xs) / len(xs), stdev(xs))) for g, xs in by_group.items()}
+    episode_adv = []
+    for i, r in enumerate(rows):
+        mean, std = stats[r["group"]]
+        episode_adv.append(score[i] - mean if remove_std else (score[i] - mean) / (std + eps))
+    # build_step_group: identical observations within one group; step_norm_reward
+    clusters: dict = {}
+    for i, r in enumerate(rows):
+        clusters.setdefault((r["group"], r["obs"]), []).append(step_return[i])
+    sstats = {k: ((xs[0], 1.0) if len(xs) == 1 else (sum(xs) / len(xs), stdev(xs))) for k, xs in clusters.items()}
+    step_adv = []
+    for i, r in enumerate(rows):
+        mean, std = sstats[(r["group"], r["obs"])]
+        step_adv.append(step_return[i] - mean if remove_std else (step_return[i] - mean) / (std + eps))
+    return [e + w * s for e, s in zip(episode_adv, step_adv)]
+
+
+
+def ref_verl_agent(steps, *, mode: str = "mean_std_norm", gamma: float = 0.95, omega: float = 1.0,
+                   invalid_penalty: float = -0.1, reward_scale: float = 10.0, eps: float = 1e-6) -> list[float]:
+    """:func:`reference` on a StepArrays (rows: group_id, traj_id, t, reward, valid, obs_key)."""
+    rows = [{"group": g, "traj": tr, "t": t, "reward": r, "valid": v, "obs": o}
+            for g, tr, t, r, v, o in zip(steps.group_id.tolist(), steps.traj_id.tolist(), steps.t.tolist(),
+                                         steps.reward.tolist(), steps.valid.tolist(), steps.obs_key.tolist())]
+    return reference(rows, mode=mode, gamma=gamma, w=omega, coef=-invalid_penalty, scale=reward_scale, eps=eps)
