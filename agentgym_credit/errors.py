@@ -4,6 +4,7 @@
 - ``ResetNeeded``: ``step`` called before ``reset`` or after the episode ended.
 - ``DependencyNotInstalled``: an optional dependency is missing; the message names the extra.
 - ``GroupMismatchError``: the rollouts of one group do not share one initial state.
+- ``NotACreditEnv``: an env id that is not a registered ``credit/*`` env where one is required.
 - ``StepArraysError``: malformed step arrays handed to the credit library.
 - ``ContractViolation``: an env breaks the env contract (raised by ``check_credit_env``).
 - ``SnapshotError``: a snapshot given to ``set_state`` is corrupted, forged or signed with another key,
@@ -88,6 +89,11 @@ class GroupMismatchError(CreditError, ValueError):
     """Rollouts of one group started from different initial states."""
 
 
+class NotACreditEnv(CreditError, ValueError):
+    """An env id that is not a registered ``credit/*`` env where the credit env contract is needed (the
+    estimators read its state and observation keys; the verl agent loop and the TRL bridge play only them)."""
+
+
 class StepArraysError(CreditError, ValueError):
     """Step arrays are malformed (lengths, NaN rewards, step indices, groups)."""
 
@@ -114,6 +120,7 @@ __all__ = [
     "install_commands",
     "extra_requirements",
     "GroupMismatchError",
+    "NotACreditEnv",
     "StepArraysError",
     "ContractViolation",
     "SnapshotError",

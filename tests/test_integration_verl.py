@@ -17,6 +17,7 @@ against a real TransferQueue in ``tests/test_integration_verl_v1.py``.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 import re
@@ -39,7 +40,7 @@ from verl.trainer.ppo.ray_trainer import compute_advantage  # noqa: E402
 from verl.utils.model import compute_position_id_with_mask  # noqa: E402
 
 from agentgym_credit import credit  # noqa: E402
-from agentgym_credit.errors import GroupMismatchError, StepArraysError  # noqa: E402
+from agentgym_credit.errors import CreditError, GroupMismatchError, NotACreditEnv, StepArraysError  # noqa: E402
 from agentgym_credit.integrations import verl as agc_verl  # noqa: E402
 from agentgym_credit.trainer.policy import LLMPolicy, template_for  # noqa: E402
 from agentgym_credit.trainer.sampling import BatchedSampler  # noqa: E402
@@ -375,6 +376,50 @@ def test_a_non_credit_env_id_is_a_clear_error():
 
     with pytest.raises(ValueError, match="got env_id 'credit/Nope-v0'"):
         _settings({"extra_info": {"agc": {"env_id": "credit/Nope-v0"}}})
+
+
+def test_to_dataproto_writes_the_env_id_the_batch_knows(random_batch, tok):
+    data = agc_verl.to_dataproto(random_batch, tok)
+    assert data.non_tensor_batch["agc_env_id"].tolist() == [ENV] * len(data)
+    # a batch that does not know its env (a factory's batch, or meta lost): no column, and no check
+    anon = dataclasses.replace(random_batch, meta={})
+    assert "agc_env_id" not in agc_verl.to_dataproto(anon, tok).non_tensor_batch
+    factory = dataclasses.replace(random_batch, meta={**random_batch.meta, "env": "make_env"})
+    assert "agc_env_id" not in agc_verl.to_dataproto(factory, tok).non_tensor_batch
+    # a "module:id" env name is written as the id
+    prefixed = dataclasses.replace(random_batch, meta={**random_batch.meta, "env": f"agentgym_credit.envs:{ENV}"})
+    assert agc_verl.to_dataproto(prefixed, tok).non_tensor_batch["agc_env_id"][0] == ENV
+
+
+@pytest.mark.parametrize("bad", ["CartPole-v1", "credit/Nope-v0", None])
+def test_a_non_credit_env_id_in_a_dataproto_is_refused(random_batch, tok, bad):
+    """The estimators need the credit env contract's keys: a batch of another env is refused, whole or in part."""
+    data = agc_verl.to_dataproto(random_batch, tok)
+    data.non_tensor_batch["agc_env_id"] = np.array([bad] * len(data), dtype=object)
+    for name in ("agc_gigpo", "agc_grpo", "agc_verl_agent"):
+        with pytest.raises(NotACreditEnv, match=f"agc_env_id.*{re.escape(repr(bad))}.*Registered: credit/"):
+            compute_advantage(data, adv_estimator=name, config=AlgoConfig())
+    # the same through verl's padding (copies of row 0 with an empty response mask)
+    n = len(data)
+    padded = data.select_idxs(np.r_[np.arange(n), np.zeros(3, dtype=int)])
+    padded.batch["response_mask"][n:] = 0
+    with pytest.raises(NotACreditEnv):
+        compute_advantage(padded, adv_estimator="agc_gigpo", config=AlgoConfig())
+    # NotACreditEnv is a named CreditError and a ValueError
+    assert issubclass(NotACreditEnv, CreditError) and issubclass(NotACreditEnv, ValueError)
+    # a "module:" prefix before a credit id is accepted (gymnasium's import-then-make form)
+    data.non_tensor_batch["agc_env_id"] = np.array([f"agentgym_credit.envs:{ENV}"] * n, dtype=object)
+    compute_advantage(data, adv_estimator="agc_gigpo", config=AlgoConfig())
+
+
+def test_without_an_env_id_column_the_env_is_not_checked(random_batch, tok):
+    """The column is optional (OPTIONAL_COLUMNS): a batch without it is computed as before."""
+    data = agc_verl.to_dataproto(random_batch, tok)
+    data.non_tensor_batch.pop("agc_env_id")
+    assert "agc_env_id" in agc_verl.columns.OPTIONAL_COLUMNS
+    out = compute_advantage(data, adv_estimator="agc_gigpo", config=AlgoConfig())
+    torch.testing.assert_close(out.batch["advantages"],
+                               _expected("agc_gigpo", random_batch.steps, data.batch["response_mask"]), rtol=0, atol=0)
 
 
 def test_empty_response_rows_that_copy_a_step_get_zero_and_leave_real_rows_alone(random_batch, tok):

@@ -44,7 +44,12 @@ from uuid import uuid4
 import numpy as np
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput, register
 
-from agentgym_credit.integrations.verl.columns import columns_from_extra_fields
+from agentgym_credit.errors import NotACreditEnv
+from agentgym_credit.integrations.verl.columns import (
+    check_credit_env_id,
+    columns_from_extra_fields,
+    credit_env_ids,
+)
 from agentgym_credit.integrations.verl.dataproto import step_tensors
 from agentgym_credit.integrations.verl.env_pool import env_handle
 from agentgym_credit.integrations.verl.prompting import PROMPTINGS, Prompter, project_response
@@ -82,16 +87,12 @@ def group_dataset(env_id: str, seeds: list[int], *, tasks: list[Any] | None = No
 
 
 def check_env_id(env_id: Any) -> str:
-    """``env_id`` if it is a registered ``credit/*`` env, else a ValueError naming the ones there are."""
-    import gymnasium as gym
-
-    import agentgym_credit.envs  # noqa: F401  (registers the credit/* ids)
-
-    ours = sorted(k for k in gym.registry if k.startswith("credit/"))
-    if not isinstance(env_id, str) or env_id not in ours:
-        raise ValueError(f"agent loop {AGENT_NAME!r} plays credit/* envs (they record the state keys the "
-                         f"estimators need); got env_id {env_id!r}. Registered: {', '.join(ours)}")
-    return env_id
+    """``env_id`` if it is a registered ``credit/*`` env, else :class:`~agentgym_credit.errors.NotACreditEnv` (a
+    ValueError) naming the ones there are."""
+    if not isinstance(env_id, str) or ":" in env_id:  # the loop makes the env by id: no "module:" form here
+        raise NotACreditEnv(f"agent loop {AGENT_NAME!r} plays credit/* envs by id; got env_id {env_id!r}. "
+                            f"Registered: {', '.join(credit_env_ids())}")
+    return check_credit_env_id(env_id, f"agent loop {AGENT_NAME!r} plays credit/* envs")
 
 
 def _settings(kwargs: dict[str, Any]) -> dict[str, Any]:

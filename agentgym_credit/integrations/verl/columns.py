@@ -6,7 +6,10 @@ What lives here (pure numpy; no verl import):
   (the rollout group, verl's own column) and ``traj_uid`` (the trajectory, verl-agent's name) are the
   ids; the ``agc_*`` columns hold one step's env data each;
 - :data:`OPTIONAL_COLUMNS`: columns read when present (``agc_failed``; ``agc_terminated`` and
-  ``agc_final_state_key`` / ``agc_final_obs_key``, what the graph estimators bootstrap from);
+  ``agc_final_state_key`` / ``agc_final_obs_key``, what the graph estimators bootstrap from; ``agc_env_id``,
+  checked to name a registered ``credit/*`` env on every row, :class:`~agentgym_credit.errors.NotACreditEnv`
+  otherwise: a batch without the column is not checked, as before the column existed);
+- :func:`credit_env_ids`, :func:`check_credit_env_id`: the registered ``credit/*`` ids, and the check;
 - :class:`MissingStepColumns`: the error for a batch that lacks some of them;
 - :func:`missing_columns`, :func:`steps_from_columns`: check the columns, build
   :class:`~agentgym_credit.credit.steps.StepArrays` (rows of failed trajectories and padding rows left out);
@@ -37,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from agentgym_credit.credit.steps import StepArrays
-from agentgym_credit.errors import CreditError, GroupMismatchError, StepArraysError
+from agentgym_credit.errors import CreditError, GroupMismatchError, NotACreditEnv, StepArraysError
 
 GROUP = "uid"
 TRAJ = "traj_uid"
@@ -53,7 +56,7 @@ STEP_COLUMNS: dict[str, str] = {
 }
 """Columns every registered ``agc_*`` estimator needs, besides verl's ``uid``."""
 
-OPTIONAL_COLUMNS = ("agc_failed", "agc_terminated", "agc_final_state_key", "agc_final_obs_key")
+OPTIONAL_COLUMNS = ("agc_failed", "agc_terminated", "agc_final_state_key", "agc_final_obs_key", "agc_env_id")
 
 HOW_TO = ("convert a RolloutBatch with agentgym_credit.integrations.verl.to_dataproto(batch, tokenizer), "
           "or roll out with the verl agent loop registered as 'agc_credit_env' "
@@ -83,6 +86,35 @@ class TruncatedTrajectory(StepArraysError):
     on a ``agc_done`` row (terminated, truncated, or cut at ``max_steps``), so a trajectory without one lost
     its final rows on the way, e.g. to verl's DAPO group filter or to overlong-response filtering. Its returns
     would be wrong silently; filter whole trajectories (or whole groups), or mark them ``agc_failed``."""
+
+
+def credit_env_ids() -> list[str]:
+    """The registered ``credit/*`` env ids (sorted)."""
+    import gymnasium as gym
+
+    import agentgym_credit.envs  # noqa: F401  (registers the credit/* ids)
+
+    return sorted(k for k in gym.registry if k.startswith("credit/"))
+
+
+def check_credit_env_id(env_id: Any, where: str) -> str:
+    """``env_id`` without a ``module:`` prefix when it names a registered ``credit/*`` env, else
+    :class:`~agentgym_credit.errors.NotACreditEnv` (``where`` says who needs it)."""
+    ours = credit_env_ids()
+    name = env_id.split(":", 1)[-1] if isinstance(env_id, str) else env_id
+    if not isinstance(name, str) or name not in ours:
+        raise NotACreditEnv(f"{where} (they record the state keys the estimators need); got env_id {env_id!r}. "
+                            f"Registered: {', '.join(ours)}")
+    return name
+
+
+def _check_env_ids(nt: Mapping[str, Any]) -> None:
+    if "agc_env_id" not in nt:  # optional column: not checked when absent
+        return
+    seen = {(x if isinstance(x, str) else repr(x)): x for x in list(nt["agc_env_id"])}
+    for x in seen.values():
+        check_credit_env_id(x, "the agc_* estimators take batches of credit/* envs only: a row's agc_env_id is "
+                               "not one")
 
 
 def missing_columns(non_tensor_batch: Mapping[str, Any], has_index: bool) -> list[str]:
@@ -203,7 +235,8 @@ def steps_from_columns(non_tensor_batch: Mapping[str, Any], index: Any = None, *
     ``index`` is verl's group column (``uid``); when ``None`` it is read from ``non_tensor_batch``.
     ``nonempty`` (the rows with response tokens), when given, lets :func:`padding_rows` leave padding out.
     Raises :class:`MissingStepColumns` when a required column is absent, :class:`TruncatedTrajectory` when a
-    trajectory lost its final rows, :class:`~agentgym_credit.errors.GroupMismatchError` for mixed groups.
+    trajectory lost its final rows, :class:`~agentgym_credit.errors.GroupMismatchError` for mixed groups,
+    :class:`~agentgym_credit.errors.NotACreditEnv` when ``agc_env_id`` (if present) names another env.
     """
     missing = missing_columns(non_tensor_batch, index is not None)
     if missing:
@@ -227,6 +260,7 @@ def steps_from_columns(non_tensor_batch: Mapping[str, Any], index: Any = None, *
             row = next(i for i, x in enumerate(col.tolist()) if x is None)
             raise MissingStepColumns([c], estimator, detail=f"row {row} of {c} is None (a row without the step "
                                                              "data, e.g. an output of another agent loop)")
+    _check_env_ids(nt)
     group = _ids(nt[GROUP])
     kept = np.ones(n, dtype=bool)
     if "agc_failed" in nt:
@@ -287,6 +321,7 @@ def with_pending(non_tensor_batch: Mapping[str, Any], n_rows: int) -> Mapping[st
     return {**pending, **non_tensor_batch}
 
 
-__all__ = ["GROUP", "TRAJ", "STEP_COLUMNS", "OPTIONAL_COLUMNS", "HOW_TO", "MissingStepColumns",
+__all__ = ["GROUP", "TRAJ", "STEP_COLUMNS", "OPTIONAL_COLUMNS", "HOW_TO", "MissingStepColumns", "credit_env_ids",
+           "check_credit_env_id",
            "TruncatedTrajectory", "missing_columns", "padding_rows", "steps_from_columns", "columns_from_extra_fields", "pending_step_columns",
            "with_pending"]

@@ -19,7 +19,9 @@ Token ids come from each step's extras (``prompt_ids``, ``response_ids``: what
 :class:`~agentgym_credit.trainer.policy.LLMPolicy` records) or, when absent, from ``tokenizer``
 applied to the observation (prompt) and the action (response).
 
-Non-tensor columns: ``uid`` (group, ``str``), ``traj_uid`` (trajectory, ``str``), ``agc_failed``,
+Non-tensor columns: ``uid`` (group, ``str``), ``traj_uid`` (trajectory, ``str``), ``agc_env_id`` (when the
+batch knows its env: ``batch.meta["env"]``, the collector's env id, without a ``module:`` prefix, names an env in
+gymnasium's registry; a factory's batch has none, and the estimators then do not check it), ``agc_failed``,
 ``agc_extras`` (the rest of each step's extras) and every step column of the ``RolloutBatch`` as
 :func:`column_of` names it (``agc_step``, ``agc_valid``, ``agc_<field>`` for the others: the step columns of
 :mod:`~agentgym_credit.integrations.verl.columns` among them). ``meta_info`` holds the trajectory table
@@ -88,6 +90,17 @@ def step_tensors(prompts: list[list[int]], responses: list[list[int]], rewards: 
     return tensors
 
 
+def _known_env_id(batch: RolloutBatch) -> str | None:
+    """The gymnasium id of the env the batch was collected on, when ``batch.meta`` names one."""
+    import gymnasium as gym
+
+    import agentgym_credit.envs  # noqa: F401  (registers the credit/* ids)
+
+    env = batch.meta.get("env")
+    name = env.split(":", 1)[-1] if isinstance(env, str) else None
+    return name if name is not None and name in gym.registry else None
+
+
 def _token_ids(batch: RolloutBatch, tokenizer: Any) -> tuple[list[list[int]], list[list[int]], str]:
     have = [("prompt_ids" in e and "response_ids" in e) for e in batch.extras]
     if len(batch) and all(have):
@@ -131,6 +144,9 @@ def to_dataproto(batch: RolloutBatch, tokenizer: Any = None, *, pad_token_id: in
         "agc_final_obs_key": batch.traj.final_obs_key[batch.traj_id],
         "agc_extras": _obj([{k: v for k, v in e.items() if k not in moved} for e in batch.extras]),
     }
+    env_id = _known_env_id(batch)
+    if env_id is not None:  # the estimators refuse a batch of an env that is not a credit/* one
+        non_tensors["agc_env_id"] = _obj([env_id] * n)
     list_fields = []
     for f in fields(batch):  # every step column, whatever RolloutBatch holds
         if f.name in ("traj", "meta", "extras"):
