@@ -69,3 +69,36 @@ def ref_verl_agent(steps, *, mode: str = "mean_std_norm", gamma: float = 0.95, o
             for g, tr, t, r, v, o in zip(steps.group_id.tolist(), steps.traj_id.tolist(), steps.t.tolist(),
                                          steps.reward.tolist(), steps.valid.tolist(), steps.obs_key.tolist())]
     return reference(rows, mode=mode, gamma=gamma, w=omega, coef=-invalid_penalty, scale=reward_scale, eps=eps)
+
+
+def reference_scores(rows: list[dict], *, coef: float = 0.1, scale: float = 10.0) -> list[float]:
+    """What verl-agent's trainer leaves in ``token_level_rewards`` for each step row, summed over the row's
+    tokens: its episode reward manager writes the trajectory's ``episode_rewards`` (the sum of its env rewards,
+    ALFWorld's win = 10) on the row's last response token, then ``apply_invalid_action_penalty`` subtracts
+    ``coef`` from that token on a row whose action was invalid; without a KL reward, ``token_level_rewards`` is
+    ``token_level_scores``. Rows: group, traj, reward, valid."""
+    episode: dict = {}
+    for r in rows:
+        episode[(r["group"], r["traj"])] = episode.get((r["group"], r["traj"]), 0.0) + scale * r["reward"]
+    return [episode[(r["group"], r["traj"])] - (0.0 if r["valid"] else coef) for r in rows]
+
+
+def reference_grpo(rows: list[dict], *, coef: float = 0.1, scale: float = 10.0, eps: float = 1e-6,
+                   norm_by_std: bool = True) -> list[float]:
+    """verl-agent's GRPO advantage of each step row (its ``compute_grpo_outcome_advantage`` with its default
+    ``compute_mean_std_cross_steps=True``: every step row of a ``uid`` enters the mean and the unbiased std; a
+    lone row gets mean 0 and std 1) on :func:`reference_scores`."""
+    score = reference_scores(rows, coef=coef, scale=scale)
+    by_group: dict = {}
+    for i, r in enumerate(rows):
+        by_group.setdefault(r["group"], []).append(score[i])
+    out = []
+    for i, r in enumerate(rows):
+        xs = by_group[r["group"]]
+        if len(xs) == 1:
+            mean, std = 0.0, 1.0
+        else:
+            mean = sum(xs) / len(xs)
+            std = math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
+        out.append((score[i] - mean) / (std + eps) if norm_by_std else score[i] - mean)
+    return out

@@ -455,3 +455,54 @@ def test_token_level_rewards_hold_the_episode_return_so_verls_grpo_is_a_fair_bas
     preset = compute_advantage(data, adv_estimator="agc_verl_agent", config=AlgoConfig())
     want = credit.broadcast_to_tokens(credit.advantages("verl-agent", random_batch.steps), data.batch["response_mask"].numpy())
     torch.testing.assert_close(preset.batch["advantages"], torch.from_numpy(want), rtol=0, atol=0)
+
+
+def _rows(batch) -> list[dict]:
+    return [{"group": g, "traj": tr, "reward": r, "valid": v} for g, tr, r, v in
+            zip(batch.group_id.tolist(), batch.traj_id.tolist(), batch.reward.tolist(), batch.action_valid.tolist())]
+
+
+@pytest.fixture(scope="module")
+def penalized_batch(random_batch):
+    """random_batch with some actions marked invalid (a third of the rows, every group), so the penalty shows."""
+    valid = random_batch.action_valid.copy()
+    valid[::3] = False
+    return dataclasses.replace(random_batch, action_valid=valid)
+
+
+def test_token_level_rewards_follow_verl_agent_with_the_verl_agent_option(penalized_batch, tok):
+    """token_rewards="verl-agent": each row's score is 10 x the episode return, less 0.1 on an invalid row, on its
+    last response token (verl-agent's episode reward manager, then its apply_invalid_action_penalty), so verl's
+    built-in grpo on these rows is verl-agent's own GRPO (transcribed from its code in reference_verl_agent)."""
+    from reference_verl_agent import reference_grpo, reference_scores
+
+    rows = _rows(penalized_batch)
+    assert any(not r["valid"] for r in rows) and len({r["reward"] for r in rows}) > 1
+    data = agc_verl.to_dataproto(penalized_batch, tok, token_rewards="verl-agent")
+    tlr = data.batch["token_level_rewards"]
+    last = data.batch["response_mask"].sum(-1) - 1
+    assert (tlr.sum(-1) == tlr[torch.arange(len(data)), last]).all()  # the score sits on the last token alone
+    np.testing.assert_allclose(tlr.sum(-1).double().numpy(), reference_scores(rows), rtol=0, atol=1e-5)
+    first = data.batch["response_mask"].argmax(-1)
+    for norm in (True, False):
+        theirs = compute_advantage(data, adv_estimator="grpo", config=AlgoConfig(), norm_adv_by_std_in_grpo=norm)
+        theirs = theirs.batch["advantages"][torch.arange(len(data)), first].double().numpy()
+        want = np.array(reference_grpo(rows, norm_by_std=norm))
+        assert np.max(np.abs(theirs - want)) <= 1e-5, (norm, np.max(np.abs(theirs - want)))
+    # verl-agent's GRPO is the preset's episode term (omega=0): both modes
+    for mode, norm in (("mean_std_norm", True), ("mean_norm", False)):
+        steps = penalized_batch.steps
+        preset = credit.advantages("verl-agent", steps, omega=0.0, mode=mode)
+        assert np.max(np.abs(preset - np.array(reference_grpo(rows, norm_by_std=norm)))) <= 1e-5
+    # the default stays the raw episode return (no scale, no penalty) and the option is checked
+    plain = agc_verl.to_dataproto(penalized_batch, tok).batch["token_level_rewards"].sum(-1).double().numpy()
+    np.testing.assert_allclose(plain, penalized_batch.traj.ret[penalized_batch.traj_id], rtol=0, atol=1e-6)
+    explicit = agc_verl.to_dataproto(penalized_batch, tok, token_rewards={"reward_scale": 2.0, "invalid_penalty": -1.0})
+    np.testing.assert_allclose(explicit.batch["token_level_rewards"].sum(-1).double().numpy(),
+                               reference_scores(rows, coef=1.0, scale=2.0), rtol=0, atol=1e-5)
+    with pytest.raises(ValueError, match="token_rewards must be"):
+        agc_verl.to_dataproto(penalized_batch, tok, token_rewards="verl_agent")
+    with pytest.raises(ValueError, match="token_rewards.*rewad_scale"):
+        agc_verl.to_dataproto(penalized_batch, tok, token_rewards={"rewad_scale": 10.0})
+    # the rows the estimators read keep the env's own rewards (the preset scales them itself)
+    assert np.array_equal(data.non_tensor_batch["agc_reward"], penalized_batch.reward)

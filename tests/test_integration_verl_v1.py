@@ -51,11 +51,11 @@ ACTIONS = ["move north", "move south", "move east", "move west", "jump"]
 class ScriptedServer:
     """Stand-in for verl's server manager (vLLM needs CUDA): answers each request with a random action's ids."""
 
-    def __init__(self, tok, seed: int):
-        self.tok, self.rng = tok, np.random.default_rng(seed)
+    def __init__(self, tok, seed: int, actions: list[str] = ACTIONS):
+        self.tok, self.rng, self.actions = tok, np.random.default_rng(seed), actions
 
     async def generate(self, request_id, *, prompt_ids, sampling_params, **kwargs) -> TokenOutput:
-        ids = list(self.tok(str(self.rng.choice(ACTIONS)), add_special_tokens=False)["input_ids"])
+        ids = list(self.tok(str(self.rng.choice(self.actions)), add_special_tokens=False)["input_ids"])
         return TokenOutput(token_ids=ids, log_probs=[-1.0] * len(ids))
 
 
@@ -87,13 +87,14 @@ def _config(mini_batch: int = 32, dp: int = 2):
     })
 
 
-def _play(tok, groups: int, max_steps: int = 6) -> list[tuple[str, list]]:
+def _play(tok, groups: int, max_steps: int = 6, actions: list[str] = ACTIONS, **row) -> list[tuple[str, list]]:
     """(uid, runs) per group: our agent loop through the scripted server."""
     cfg = _config()
-    rows = agc_verl.group_dataset(ENV, list(range(groups)), env_kwargs=ENV_KW, max_steps=max_steps, env_pool="thread")
+    rows = agc_verl.group_dataset(ENV, list(range(groups)), env_kwargs=ENV_KW, max_steps=max_steps, env_pool="thread",
+                                  **row)
     out = []
     for g, row in enumerate(rows):
-        loop = agc_verl.CreditEnvAgentLoop(trainer_config=DictConfigWrap(cfg), server_manager=ScriptedServer(tok, g),
+        loop = agc_verl.CreditEnvAgentLoop(trainer_config=DictConfigWrap(cfg), server_manager=ScriptedServer(tok, g, actions),
                                            tokenizer=tok, processor=None, dataset_cls=None,
                                            data_config=DictConfigWrap(cfg.data))
         kw = {k: v for k, v in row.items() if k != "prompt"}
@@ -204,3 +205,36 @@ def test_verls_padding_rows_get_zero_and_leave_real_rows_alone(tok, transfer_que
         else:
             assert key.startswith("pad") and float(row.abs().max()) == 0.0
     tq.kv_clear(keys=kv.keys, partition_id=part)
+
+
+def test_v1_rm_scores_hold_each_rows_verl_agent_score(tok, transfer_queue):
+    """token_rewards="verl-agent": verl's v1 worker copies the last output's reward_score onto every output of a
+    trajectory; our trainer's advantage step writes each row's own score (10 x return, less 0.1 on an invalid row)
+    back into rm_scores before verl reads them as token_level_rewards."""
+    from reference_verl_agent import reference_scores
+    from transfer_queue import KVBatchMeta
+
+    agc_trainer.install()
+    moves = ["go north", "go south", "go east", "go west", "jump"]  # GridWorld's verbs, and an invalid one
+    played = _play(tok, groups=3, max_steps=6, actions=moves, token_rewards="verl-agent")
+    rows = [{"group": uid, "traj": s, "reward": o.extra_fields["agc_reward"], "valid": o.extra_fields["agc_valid"]}
+            for uid, runs in played for s, run in enumerate(runs) for o in run]
+    want = reference_scores(rows)
+    finals = {(r["group"], r["traj"]): w for r, w in zip(rows, want)}  # the last row of each trajectory wins
+    assert any(w != finals[(r["group"], r["traj"])] for r, w in zip(rows, want)), "needs invalid non-final rows"
+    # the agent loop's outputs and outputs_to_dataproto carry the same scores
+    data = agc_verl.outputs_to_dataproto([run for _, runs in played for run in runs],
+                                         [uid for uid, runs in played for _ in runs], pad_token_id=tok.pad_token_id)
+    np.testing.assert_allclose(data.batch["token_level_rewards"].sum(-1).double().numpy(), want, atol=1e-5)
+    keys = _put(played)
+    kv = KVBatchMeta(keys=list(keys), tags=[{"status": "success"} for _ in keys], partition_id="train")
+    before = tq.kv_batch_get(keys=kv.keys, partition_id="train", select_fields=["rm_scores"])["rm_scores"]
+    assert [float(x.sum()) for x in before.unbind()] == pytest.approx([finals[(r["group"], r["traj"])] for r in rows])
+    t = _trainer(tok)
+    t.config.algorithm.adv_estimator = "agc_verl_agent"
+    kv = t._compute_advantage(kv, {})
+    got = tq.kv_batch_get(keys=kv.keys, partition_id="train", select_fields=["rm_scores", "response_mask"])
+    for score, mask, w in zip(got["rm_scores"].unbind(), got["response_mask"].unbind(), want):
+        assert float(score.sum()) == pytest.approx(w, abs=1e-5) and float(score[-1]) == pytest.approx(w, abs=1e-5)
+        assert len(score) == int(mask.sum())
+    tq.kv_clear(keys=kv.keys, partition_id="train")

@@ -7,7 +7,7 @@ group start from one state. Run it once before ``run_gigpo_alfworld.sh``::
     python examples/verl/make_data.py --out ~/data/agc_alfworld            # built-in generated games
     python examples/verl/make_data.py --out ~/data/agc_alfworld --data-dir $ALFWORLD_DATA   # real games
     python examples/verl/make_data.py --out ~/data/agc_alfworld_verl_agent --prompting verl-agent \
-        --history-len 2 --val-dev-groups 64     # verl-agent's prompt format; validation on dev + generated
+        --history-len 2 --val-dev-groups 64     # verl-agent's prompt format and scores; validation on dev + generated
 
 Validation reports, per data source (``alfworld/generated``, ``alfworld/dev``), ``acc`` (success) and
 ``acc/<task type>`` (success per ALFWorld task type) from the agent loop's ``reward_extra_info``.
@@ -44,11 +44,15 @@ def main() -> None:
     p.add_argument("--max-steps", type=int, default=50)
     p.add_argument("--prompting", choices=["plain", "verl-agent"], default="plain")
     p.add_argument("--history-len", type=int, default=2)
+    p.add_argument("--token-rewards", choices=["episode", "verl-agent"], default=None,
+                   help="each step row's score in token_level_rewards: the episode return, or verl-agent's (10 x "
+                        "return, less 0.1 on an invalid action); default: verl-agent's with --prompting verl-agent")
     p.add_argument("--env-workers", type=int, default=4, help="env processes per agent-loop worker")
     a = p.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
+    token_rewards = a.token_rewards or ("verl-agent" if a.prompting == "verl-agent" else "episode")
     common = dict(max_steps=a.max_steps, history_len=a.history_len, history_depth=4, prompting=a.prompting,
-                  env_workers=a.env_workers)
+                  env_workers=a.env_workers, token_rewards=token_rewards)
     real = {} if a.data_dir is None else {"source": "data", "data_dir": a.data_dir}
     train = group_dataset("credit/ALFWorld-v0", list(range(a.train_groups)), env_kwargs={**real, "split": "train"},
                           data_source="alfworld/train", **common)

@@ -31,8 +31,12 @@ computed by the collector's own env worker (:class:`~agentgym_credit.wrappers.wo
 with :class:`~agentgym_credit.wrappers.history.HistoryFingerprint`), so they equal those of a
 :class:`~agentgym_credit.wrappers.GroupedRolloutCollector` batch. An env that raises ends the
 trajectory: its steps so far are returned with ``agc_failed=True`` (the estimators give them advantage 0).
-``reward_score`` of every output is the trajectory's return (verl's metrics); the estimators read
-each step's own reward from ``agc_reward``.
+``reward_score`` of every output (and ``extra_fields["agc_score"]``) is that row's score: the trajectory's return,
+or with ``token_rewards="verl-agent"`` verl-agent's ``10 * return``, less 0.1 on a row whose action was invalid or
+malformed. verl's v1 worker copies the last output's ``reward_score`` onto the others
+(``agent_loop_tq.py`` lines 172-174), so our trainer writes each row's ``agc_score`` back into ``rm_scores``
+(:mod:`~agentgym_credit.integrations.verl.trainer`). The estimators read each step's own env reward from
+``agc_reward``.
 """
 
 from __future__ import annotations
@@ -46,9 +50,11 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetr
 
 from agentgym_credit.errors import NotACreditEnv
 from agentgym_credit.integrations.verl.columns import (
+    TOKEN_REWARDS,
     check_credit_env_id,
     columns_from_extra_fields,
     credit_env_ids,
+    row_scores,
 )
 from agentgym_credit.integrations.verl.dataproto import step_tensors
 from agentgym_credit.integrations.verl.env_pool import env_handle
@@ -58,28 +64,31 @@ from agentgym_credit.wrappers.workers import EnvFailure
 
 AGENT_NAME = "agc_credit_env"
 DEFAULTS: dict[str, Any] = {"seed": 0, "task": None, "env_kwargs": {}, "max_steps": 30, "history_len": 4,
-                            "history_depth": 4, "prompting": "plain", "env_pool": "process", "env_workers": 4}
+                            "history_depth": 4, "prompting": "plain", "env_pool": "process", "env_workers": 4,
+                            "token_rewards": "episode"}
 """Per-row settings (``extra_info["agc"]``) and their defaults; ``env_id`` is required. ``prompting``: ``"plain"``
 or ``"verl-agent"`` (:mod:`~agentgym_credit.integrations.verl.prompting`); ``env_pool``/``env_workers``: where
-env calls run (module docstring)."""
+env calls run (module docstring); ``token_rewards``: each output's score, ``"episode"`` or ``"verl-agent"``
+(:data:`~agentgym_credit.integrations.verl.columns.TOKEN_REWARDS`)."""
 
 
 def group_dataset(env_id: str, seeds: list[int], *, tasks: list[Any] | None = None,
                   env_kwargs: dict[str, Any] | None = None, max_steps: int = 30, history_len: int = 4,
                   history_depth: int = 4, prompting: str = "plain", env_pool: str = "process", env_workers: int = 4,
-                  data_source: str | None = None) -> list[dict[str, Any]]:
+                  data_source: str | None = None, token_rewards: str = "episode") -> list[dict[str, Any]]:
     """One verl dataset row per group (``seeds[i]``, ``tasks[i]``); ``prompt`` is a placeholder that
     verl's dataset needs (the loop builds every prompt itself). ``data_source`` (default ``env_id``) is what
     verl's validation metrics are grouped by (e.g. ``"alfworld/dev"`` vs ``"alfworld/generated"``)."""
     if tasks is not None and len(tasks) != len(seeds):
         raise ValueError(f"got {len(tasks)} tasks for {len(seeds)} seeds")
     check_env_id(env_id)
+    _token_rewards(token_rewards)
     rows = []
     for i, seed in enumerate(seeds):
         agc = {"env_id": env_id, "seed": int(seed), "task": None if tasks is None else tasks[i],
                "env_kwargs": json.dumps(env_kwargs or {}), "max_steps": int(max_steps),
                "history_len": int(history_len), "history_depth": int(history_depth), "prompting": str(prompting),
-               "env_pool": str(env_pool), "env_workers": int(env_workers)}
+               "env_pool": str(env_pool), "env_workers": int(env_workers), "token_rewards": str(token_rewards)}
         rows.append({"data_source": data_source or env_id, "agent_name": AGENT_NAME,
                      "prompt": [{"role": "user", "content": f"{env_id} seed {int(seed)}"}],
                      "extra_info": {"index": i, "agc": agc}})
@@ -93,6 +102,12 @@ def check_env_id(env_id: Any) -> str:
         raise NotACreditEnv(f"agent loop {AGENT_NAME!r} plays credit/* envs by id; got env_id {env_id!r}. "
                             f"Registered: {', '.join(credit_env_ids())}")
     return check_credit_env_id(env_id, f"agent loop {AGENT_NAME!r} plays credit/* envs")
+
+
+def _token_rewards(name: Any) -> str:
+    if not isinstance(name, str) or name not in TOKEN_REWARDS:  # a dataset row holds a name, not numbers
+        raise ValueError(f"token_rewards must be one of {', '.join(map(repr, TOKEN_REWARDS))}, got {name!r}")
+    return name
 
 
 def _settings(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -112,6 +127,7 @@ def _settings(kwargs: dict[str, Any]) -> dict[str, Any]:
     if out["env_pool"] not in ("process", "thread") or int(out["env_workers"]) < 1:
         raise ValueError(f"env_pool must be 'process' or 'thread' and env_workers >= 1, got {out['env_pool']!r}, "
                          f"{out['env_workers']!r}")
+    _token_rewards(out["token_rewards"])
     return out
 
 
@@ -165,6 +181,7 @@ class CreditEnvAgentLoop(AgentLoopBase):
             await env.close()
         failed = any(s["failed"] for s in steps)
         ret = float(sum(s["reward"] for s in steps))
+        scores = row_scores([ret] * len(steps), [s["valid"] for s in steps], cfg["token_rewards"]).tolist()
         task_id = str(cfg["task"]) if cfg["task"] is not None else ""
         won = float(bool(last_info.get("won", ret > 0))) if not failed else 0.0
         # verl's validation reads reward_extra_info per data source: "acc" (success), and success per task
@@ -173,14 +190,14 @@ class CreditEnvAgentLoop(AgentLoopBase):
         extra_info = {"acc": won, **({f"acc/{category}": won} if category else {})}
         return [AgentLoopOutput(
             prompt_ids=s["prompt_ids"], response_ids=s["response_ids"], response_mask=[1] * len(s["response_ids"]),
-            response_logprobs=s["logprobs"], reward_score=ret, num_turns=2, metrics=AgentLoopMetrics(),
+            response_logprobs=s["logprobs"], reward_score=score, num_turns=2, metrics=AgentLoopMetrics(),
             extra_fields={"reward_extra_info": dict(extra_info), "traj_uid": traj_uid, "agc_step": s["t"],
                           "agc_reward": s["reward"],
                           "agc_done": s["done"], "agc_valid": s["valid"], "agc_state_key": s["state_key"],
                           "agc_obs_key": s["obs_key"], "agc_history_keys": s["history_keys"],
                           "agc_failed": failed, "agc_task_id": task_id, "agc_state_index": s["state_index"],
-                          "agc_env_id": env_id, "agc_seed": int(cfg["seed"])},
-        ) for s in steps]
+                          "agc_env_id": env_id, "agc_seed": int(cfg["seed"]), "agc_score": score},
+        ) for s, score in zip(steps, scores)]
 
 
 def outputs_to_dataproto(runs: list[list[AgentLoopOutput]], uids: list[str], *, pad_token_id: int = 0) -> Any:
@@ -197,11 +214,14 @@ def outputs_to_dataproto(runs: list[list[AgentLoopOutput]], uids: list[str], *, 
     outs = [o for _, o in rows]
     has_lp = all(o.response_logprobs is not None for o in outs)
     returns: dict[tuple[str, Any], float] = {}
-    for uid, o in rows:  # the episode return of each trajectory, on each of its rows (verl-agent's convention)
+    for uid, o in rows:  # the episode return of each trajectory, on each of its rows
         key = (uid, o.extra_fields["traj_uid"])
         returns[key] = returns.get(key, 0.0) + float(o.extra_fields["agc_reward"])
-    tensors = step_tensors([o.prompt_ids for o in outs], [o.response_ids for o in outs],
-                           [returns[(uid, o.extra_fields["traj_uid"])] for uid, o in rows],
+    if all(o.extra_fields.get("agc_score") is not None for o in outs):  # the loop's row scores (token_rewards)
+        scores = [float(o.extra_fields["agc_score"]) for o in outs]
+    else:
+        scores = [returns[(uid, o.extra_fields["traj_uid"])] for uid, o in rows]
+    tensors = step_tensors([o.prompt_ids for o in outs], [o.response_ids for o in outs], scores,
                            [o.response_logprobs for o in outs] if has_lp else None, int(pad_token_id))
     if has_lp:
         tensors["rollout_log_probs"] = tensors.pop("old_log_probs")

@@ -10,6 +10,8 @@ What lives here (pure numpy; no verl import):
   checked to name a registered ``credit/*`` env on every row, :class:`~agentgym_credit.errors.NotACreditEnv`
   otherwise: a batch without the column is not checked, as before the column existed);
 - :func:`credit_env_ids`, :func:`check_credit_env_id`: the registered ``credit/*`` ids, and the check;
+- :data:`TOKEN_REWARDS`, :func:`token_reward_options`, :func:`row_scores`: what a step row's
+  ``token_level_rewards`` hold (below);
 - :class:`MissingStepColumns`: the error for a batch that lacks some of them;
 - :func:`missing_columns`, :func:`steps_from_columns`: check the columns, build
   :class:`~agentgym_credit.credit.steps.StepArrays` (rows of failed trajectories and padding rows left out);
@@ -28,6 +30,14 @@ and these columns. ``agc_reward`` is the env's reward of that step, which our es
 last response token (verl's multi-output agent loop, ``trainer.use_v1``, copies the last output's score onto
 every output of a trajectory the same way), so verl's built-in ``grpo`` on the same rows is the fair episode
 baseline: it equals our ``grpo`` with ``episode_baseline="step"`` (``tests/test_integration_verl.py``).
+
+**verl-agent's scores** (``token_rewards="verl-agent"``, :data:`TOKEN_REWARDS`): verl-agent's reward manager
+writes the episode return of its envs, whose ALFWorld/WebShop win pays 10, and its trainer then subtracts the
+invalid-action penalty (0.1) from that token on a row whose action was invalid. With that option a row holds
+``reward_scale * R(tau) + invalid_penalty * (not valid)`` (the ``verl-agent`` preset's own defaults, 10 and
+-0.1), so verl's built-in ``grpo`` on the rows computes verl-agent's GRPO (its step-row mean and std,
+``compute_mean_std_cross_steps=True``), which is the preset's episode term. The ``agc_reward`` column keeps the
+env's own reward either way: our estimators (the preset included) scale and penalize themselves.
 """
 
 from __future__ import annotations
@@ -115,6 +125,51 @@ def _check_env_ids(nt: Mapping[str, Any]) -> None:
     for x in seen.values():
         check_credit_env_id(x, "the agc_* estimators take batches of credit/* envs only: a row's agc_env_id is "
                                "not one")
+
+
+def _preset_token_rewards() -> dict[str, float]:
+    from agentgym_credit.credit import estimator_options
+
+    opts = estimator_options("verl-agent")
+    return {"reward_scale": float(opts["reward_scale"]), "invalid_penalty": float(opts["invalid_penalty"])}
+
+
+TOKEN_REWARDS: dict[str, dict[str, float]] = {
+    "episode": {"reward_scale": 1.0, "invalid_penalty": 0.0},
+    "verl-agent": _preset_token_rewards(),
+}
+"""Named conventions of a step row's ``token_level_rewards`` (module docstring): ``"episode"`` (the raw
+episode return R(tau); the default) and ``"verl-agent"`` (the ``verl-agent`` preset's reward scale and
+invalid-action penalty: ``10 * R(tau) - 0.1`` on an invalid row, ``10 * R(tau)`` otherwise)."""
+
+
+def token_reward_options(spec: Any) -> dict[str, float]:
+    """``{"reward_scale", "invalid_penalty"}`` of ``spec``: a name in :data:`TOKEN_REWARDS`, or a mapping with
+    either key (the other from ``"episode"``)."""
+    if isinstance(spec, str):
+        if spec not in TOKEN_REWARDS:
+            raise ValueError(f"token_rewards must be one of {', '.join(map(repr, TOKEN_REWARDS))} or a mapping "
+                             f"with reward_scale / invalid_penalty; got {spec!r}")
+        return dict(TOKEN_REWARDS[spec])
+    if not isinstance(spec, Mapping):
+        raise ValueError(f"token_rewards must be one of {', '.join(map(repr, TOKEN_REWARDS))} or a mapping, got "
+                         f"{type(spec).__name__}")
+    unknown = sorted(set(spec) - set(TOKEN_REWARDS["episode"]))
+    if unknown:
+        raise ValueError(f"token_rewards has {', '.join(unknown)}; it takes reward_scale and invalid_penalty")
+    out = {**TOKEN_REWARDS["episode"], **{k: float(v) for k, v in spec.items()}}
+    if not all(np.isfinite(v) for v in out.values()):
+        raise ValueError(f"token_rewards values must be finite, got {out}")
+    return out
+
+
+def row_scores(episode_return: Any, valid: Any, spec: Any = "episode") -> np.ndarray:
+    """The score each step row carries on its last response token: ``reward_scale * episode_return``, plus
+    ``invalid_penalty`` on rows with ``valid`` False (:func:`token_reward_options` of ``spec``)."""
+    opts = token_reward_options(spec)
+    ret = np.asarray(episode_return, dtype=np.float64).reshape(-1)
+    ok = np.asarray(valid, dtype=bool).reshape(-1)
+    return opts["reward_scale"] * ret + np.where(ok, 0.0, opts["invalid_penalty"])
 
 
 def missing_columns(non_tensor_batch: Mapping[str, Any], has_index: bool) -> list[str]:
@@ -322,6 +377,6 @@ def with_pending(non_tensor_batch: Mapping[str, Any], n_rows: int) -> Mapping[st
 
 
 __all__ = ["GROUP", "TRAJ", "STEP_COLUMNS", "OPTIONAL_COLUMNS", "HOW_TO", "MissingStepColumns", "credit_env_ids",
-           "check_credit_env_id",
+           "check_credit_env_id", "TOKEN_REWARDS", "token_reward_options", "row_scores",
            "TruncatedTrajectory", "missing_columns", "padding_rows", "steps_from_columns", "columns_from_extra_fields", "pending_step_columns",
            "with_pending"]

@@ -11,8 +11,10 @@ Tensors (``batch``), for ``n`` steps, ``P`` = longest prompt, ``R`` = longest re
 ``prompts`` [n, P] left-padded, ``responses`` [n, R] right-padded, ``input_ids`` = both,
 ``attention_mask`` (1 on real tokens), ``position_ids`` (count of real tokens before, from 0, as
 verl computes them), ``response_mask`` [n, R] (1 on response tokens), ``token_level_rewards``
-[n, R] (the trajectory's episode return R(tau) on each step row's last response token: what verl-agent's
-reward manager writes, so verl's built-in estimators see each step row with its episode's score) and
+[n, R] (the trajectory's episode return R(tau) on each step row's last response token, so verl's built-in
+estimators see each step row with its episode's score; with ``token_rewards="verl-agent"``, exactly what
+verl-agent's trainer leaves there: ``10 * R(tau)``, less 0.1 on a row whose action was invalid, see
+:data:`~agentgym_credit.integrations.verl.columns.TOKEN_REWARDS`) and
 ``old_log_probs`` [n, R] when every step has the sampler's ``logprobs``.
 
 Token ids come from each step's extras (``prompt_ids``, ``response_ids``: what
@@ -35,7 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from agentgym_credit.integrations.verl.columns import STEP_COLUMNS, MissingStepColumns
+from agentgym_credit.integrations.verl.columns import (
+    STEP_COLUMNS,
+    MissingStepColumns,
+    row_scores,
+    token_reward_options,
+)
 from agentgym_credit.wrappers.rollout_batch import RolloutBatch, TrajectoryTable
 
 FORMAT = "agentgym_credit.verl_dataproto/1"
@@ -115,14 +122,21 @@ def _token_ids(batch: RolloutBatch, tokenizer: Any) -> tuple[list[list[int]], li
     return prompts, responses, "tokenizer"
 
 
-def to_dataproto(batch: RolloutBatch, tokenizer: Any = None, *, pad_token_id: int | None = None) -> Any:
-    """``batch`` as a verl ``DataProto``, one row per step (see the module docstring)."""
+def to_dataproto(batch: RolloutBatch, tokenizer: Any = None, *, pad_token_id: int | None = None,
+                 token_rewards: Any = "episode") -> Any:
+    """``batch`` as a verl ``DataProto``, one row per step (see the module docstring).
+
+    ``token_rewards``: what each row's ``token_level_rewards`` hold, ``"episode"`` (R(tau)), ``"verl-agent"``
+    (verl-agent's scaled and penalized score, for runs of the ``agc_verl_agent`` estimator and verl's built-in
+    ones beside it) or a mapping with ``reward_scale`` / ``invalid_penalty``
+    (:func:`~agentgym_credit.integrations.verl.columns.token_reward_options`)."""
     from verl.protocol import DataProto
 
     if not isinstance(batch, RolloutBatch):
         raise TypeError(f"to_dataproto takes a RolloutBatch, got {type(batch).__name__}")
     if len(batch) == 0:
         raise ValueError("to_dataproto: the RolloutBatch has no steps")
+    score_opts = token_reward_options(token_rewards)
     prompts, responses, source = _token_ids(batch, tokenizer)
     if pad_token_id is None:
         pad_token_id = getattr(tokenizer, "pad_token_id", None)
@@ -131,7 +145,8 @@ def to_dataproto(batch: RolloutBatch, tokenizer: Any = None, *, pad_token_id: in
     logprobs = [e.get("logprobs") for e in batch.extras]
     has_lp = all(lp is not None and len(lp) == len(r) for lp, r in zip(logprobs, responses))
     episode_return = (batch.traj.ret + batch.traj.prefix_return)[batch.traj_id] if len(batch.traj) else np.zeros(n)
-    tensors = step_tensors(prompts, responses, episode_return.tolist(), logprobs if has_lp else None, pad)
+    scores = row_scores(episode_return, batch.action_valid, score_opts)
+    tensors = step_tensors(prompts, responses, scores.tolist(), logprobs if has_lp else None, pad)
     # what the tensors carry exactly is left out of agc_extras, and read back from the tensors
     moved = (("prompt_ids", "response_ids") if source == "extras" else ()) + (("logprobs",) if has_lp else ())
     failed = batch.traj.failed[batch.traj_id] if len(batch.traj) else np.zeros(n, dtype=bool)
@@ -155,7 +170,7 @@ def to_dataproto(batch: RolloutBatch, tokenizer: Any = None, *, pad_token_id: in
         if isinstance(v, list):
             list_fields.append(f.name)
         non_tensors[column_of(f.name)] = _obj(list(v)) if isinstance(v, list) else np.array(v, copy=True)
-    meta = {"agc_format": FORMAT, "agc_ids_source": source, "agc_logprobs_moved": has_lp, "agc_pad_token_id": pad,
+    meta = {"agc_format": FORMAT, "agc_token_rewards": score_opts, "agc_ids_source": source, "agc_logprobs_moved": has_lp, "agc_pad_token_id": pad,
             "agc_list_fields": list_fields, "agc_trajectories": batch.traj.to_dict(), "agc_meta": dict(batch.meta)}
     return DataProto.from_dict(tensors=tensors, non_tensors=non_tensors, meta_info=meta)
 

@@ -7,7 +7,10 @@ What lives here:
   ``extra_fields`` from verl's TransferQueue (as verl's own trainer does for its speculative-decoding
   metrics) and runs verl's advantage step inside
   :func:`~agentgym_credit.integrations.verl.columns.pending_step_columns`, so that our registered estimators
-  see the step columns (verl's step hands them a DataProto with ``uid`` only);
+  see the step columns (verl's step hands them a DataProto with ``uid`` only); first it writes each row's
+  own score (the agent loop's ``agc_score``) back into ``rm_scores``, which verl's v1 worker had overwritten with
+  the trajectory's last score, so that verl's built-in estimators read the per-row ``token_level_rewards``
+  (with ``token_rewards="verl-agent"``: verl-agent's per-row invalid-action penalty);
 - :func:`install`: puts that class in verl's trainer registry **under verl's own mode name** ``"sync"``
   (:data:`TRAINER_MODE`), in the calling process. verl's ``trainer_base`` compares ``trainer_mode`` with the
   literal ``"sync"`` (replay buffer, refill, checkpoint and resubmission branches) and reads the
@@ -43,7 +46,9 @@ def trainer_class() -> type:
     if _CLASS:
         return _CLASS[0]
     try:
+        import torch
         import transfer_queue as tq
+        from tensordict import TensorDict
         from verl.trainer.ppo.v1 import PPOTrainerSync
     except ImportError as e:
         raise DependencyNotInstalled(e.name or "transfer_queue", "verl", commands=GPU_STACK) from None
@@ -56,8 +61,30 @@ def trainer_class() -> type:
         def _compute_advantage(self, batch: Any, metrics: dict) -> Any:
             got = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id, select_fields=["extra_fields"])
             columns = columns_from_extra_fields(list(got.pop("extra_fields").tolist()))
+            _put_row_scores(batch, columns)
             with pending_step_columns(columns):
                 return super()._compute_advantage(batch, metrics)
+
+    def _put_row_scores(batch: Any, columns: dict) -> None:
+        """Each row's own score (``agc_score``) into its ``rm_scores``, on its last response token: verl's v1
+        worker gave every output of a trajectory the last output's score (``agent_loop_tq.py`` 172-174)."""
+        score = columns.get("agc_score")
+        if score is None:
+            return
+        rows = [i for i, s in enumerate(score.tolist()) if s is not None and not str(batch.keys[i]).startswith("pad")]
+        if not rows:
+            return
+        keys = [batch.keys[i] for i in rows]
+        got = tq.kv_batch_get(keys=keys, partition_id=batch.partition_id, select_fields=["rm_scores"])
+        fixed = []
+        for i, old in zip(rows, got["rm_scores"].unbind()):
+            new = torch.zeros_like(old, dtype=torch.float32)
+            if new.numel():
+                new[-1] = float(score[i])
+            fixed.append(new)
+        nested = torch.nested.as_nested_tensor(fixed, layout=torch.jagged)
+        tq.kv_batch_put(keys=keys, partition_id=batch.partition_id, fields=TensorDict({"rm_scores": nested},
+                                                                                        batch_size=len(keys)))
 
     _CLASS.append(CreditPPOTrainerSync)
     return CreditPPOTrainerSync
