@@ -15,8 +15,8 @@ TRL is replaced. What is shown:
   a warning is logged, and no GRPO advantage leaks in;
 - any credit/* env: a group of two rollouts of a real ALFWorld dev game records the engine's keys;
 - no turn is sampled after an episode ended (TRL's tool loop would generate one after every end);
-- two processes (``torch.distributed.run``, gloo, slow): a group split over the processes gets the
-  advantages of the whole group;
+- two processes (``accelerate launch --multi_gpu --num_processes 2``, CPU, gloo, no accelerate config file; slow):
+  a group split over the processes gets the advantages of the whole group;
 - bad input: a non-credit env id, a row without a reset seed, a group whose rollouts start apart,
   a typo'd estimator option.
 """
@@ -311,9 +311,12 @@ def test_alfworld_group_records_the_engines_state_keys(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_two_processes_compute_credit_on_the_whole_group(tmp_path):
-    """``torch.distributed.run`` with 2 CPU processes (gloo; what ``accelerate launch`` sets up): one prompt's 8
-    generations are split 4 + 4 over the processes; each process's (B, T) advantages equal those computed
-    from BOTH processes' step records as one group (not from its own 4 rollouts alone)."""
+    """``accelerate launch`` with 2 CPU processes and no config file (``HF_HOME`` is an empty folder): one
+    prompt's 8 generations are split 4 + 4 over the processes; each process's (B, T) advantages equal those
+    computed from BOTH processes' step records as one group (not from its own 4 rollouts alone).
+
+    ``--multi_gpu``, not ``--cpu``: accelerate's ``--cpu`` launcher starts one process without MPI
+    (``trl_two_process_run.py`` says why); each process runs on the CPU with gloo (checked below)."""
     import socket
     import subprocess
     import sys
@@ -322,13 +325,19 @@ def test_two_processes_compute_credit_on_the_whole_group(tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     script = Path(__file__).with_name("trl_two_process_run.py")
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    run = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-                          "--master_port", str(port), str(script), str(tmp_path)],
+    (tmp_path / "hf_home").mkdir()
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HOME": str(tmp_path / "hf_home")}  # no accelerate config
+    out = tmp_path / "out"
+    out.mkdir()
+    run = subprocess.run([sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+                          "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+                          "--main_process_port", str(port), str(script), str(out)],
                          capture_output=True, text=True, timeout=600, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
-    ranks = [torch.load(tmp_path / f"rank{r}.pt", weights_only=False) for r in (0, 1)]
+    ranks = [torch.load(out / f"rank{r}.pt", weights_only=False) for r in (0, 1)]
     assert all(d["num_processes"] == 2 and len(d["records"]) == 4 for d in ranks)
+    assert all(d["backend"] == "gloo" and d["device"].startswith("cpu") and d["distributed_type"] == "DistributedType.MULTI_CPU"
+               for d in ranks), [(d["backend"], d["device"], d["distributed_type"]) for d in ranks]
     width = max(d["mask"].shape[1] for d in ranks)
     pad = [torch.nn.functional.pad(d["mask"], (0, width - d["mask"].shape[1])) for d in ranks]
     both = {"records": ranks[0]["records"] + ranks[1]["records"], "calls": ranks[0]["calls"] + ranks[1]["calls"],

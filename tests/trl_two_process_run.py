@@ -1,7 +1,16 @@
-"""Helper of ``tests/test_integration_trl.py``: one StepCreditGRPOTrainer step on this process of an
-``accelerate launch --cpu --num_processes 2`` run. Each rank writes, to ``<out>/rank<k>.pt``, its rollouts'
-step records and act calls, its (B, T) advantages and loss masks, so the test can recompute the advantages
-from every rank's records (a group of 8 generations split 4 + 4 over the two processes)."""
+"""Helper of ``tests/test_integration_trl.py``: one StepCreditGRPOTrainer step on this process of a
+two-process CPU run started by ``accelerate launch --multi_gpu --num_processes 2 --num_machines 1
+--mixed_precision no --dynamo_backend no`` (no accelerate config file). Each rank writes, to
+``<out>/rank<k>.pt``, its rollouts' step records and act calls, its (B, T) advantages and loss masks, and the
+distributed setup accelerate gave it, so the test can recompute the advantages from every rank's records (a
+group of 8 generations split 4 + 4 over the two processes).
+
+Why ``--multi_gpu`` on a machine without GPUs: accelerate 1.x's ``--cpu`` launch goes to its
+``simple_launcher``, which starts ONE process unless an MPI hostfile is given (``--mpirun_hostfile``;
+``accelerate/utils/launch.py``, ``prepare_simple_launcher_cmd_env``), so ``--cpu --num_processes 2`` trains on
+one process here (no MPI installed). ``--multi_gpu`` starts the processes with ``torch.distributed.run``
+(``multi_gpu_launcher``), and ``GRPOConfig(use_cpu=True)`` below puts each on the CPU, where accelerate
+initializes gloo."""
 
 from __future__ import annotations
 
@@ -43,7 +52,9 @@ def main(out_dir: str) -> None:
                         environment_factory=CreditEnvFactory(ENV_ID, env_kwargs=ENV_KW), estimator="gigpo")
     trainer.train()
     rank = trainer.accelerator.process_index
-    torch.save({**trainer.recorded, "num_processes": trainer.accelerator.num_processes},
+    state = trainer.accelerator.state
+    torch.save({**trainer.recorded, "num_processes": trainer.accelerator.num_processes,
+                "backend": state.backend, "device": str(state.device), "distributed_type": str(state.distributed_type)},
                os.path.join(out_dir, f"rank{rank}.pt"))
 
 
