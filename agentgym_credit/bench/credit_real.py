@@ -16,8 +16,13 @@ groups): Pearson r with Â^π, the same r disattenuated for the truth's Monte-Ca
 E[est_raw − (R_t − V̂^π)] in reward units (``est_raw``: the estimator without std normalization; for
 a step-level estimator it is V̂^π − b̂, how far its baseline sits below the true value). Descriptive
 figures per (env, policy, N): share of rows in non-singleton anchor groups (state_key, obs_key),
-revisit rate, aliasing rate; per (env, policy): truth reliability, how often history (the previous
-state) changes Q̂ or the best evaluated action at a repeated state.
+revisit rate, aliasing rate; per (env, policy): truth reliability, and how often the Monte-Carlo best
+action differs between two rows at one state reached with different histories, or at one observation
+hiding different states (:func:`best_action_pairs`, the policy's two most likely actions evaluated at
+both rows of each pair).
+
+Paired comparisons (:data:`PAIRS`, every cell and N) carry a bootstrap p-value and, over the whole
+run's table, Holm's correction (:func:`holm_family`); the uncorrected verdict is kept beside it.
 
 :func:`run` does it all; :mod:`agentgym_credit.bench.credit_real_report` writes the CSV, plots and
 ``benchmarks/credit_real.md``; :func:`synthetic_coverage` is the check against the exact oracle.
@@ -25,6 +30,7 @@ state) changes Q̂ or the best evaluated action at a repeated state.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -33,11 +39,12 @@ from typing import Any
 
 import numpy as np
 
+from agentgym_credit.bench import metrics as M
 from agentgym_credit.bench.credit_signals import mixed_share, obs_keyed
 from agentgym_credit.credit import ESTIMATORS, advantages, estimator_options, gigpo_step, step_returns
 from agentgym_credit.credit.steps import StepArrays
 from agentgym_credit.truth.experts import ALFWorldExpertFactory, WebShopExpertFactory
-from agentgym_credit.truth.montecarlo import MCConfig, StepTruth, estimate, require_snapshots
+from agentgym_credit.truth.montecarlo import MCConfig, StepTruth, action_values, estimate, require_snapshots
 from agentgym_credit.truth.policies import EpsilonExpert, RolloutPolicy, ScorerSoftmax, SnapshotPolicy
 from agentgym_credit.wrappers.branching import BranchConfig
 from agentgym_credit.wrappers.collector import GroupedRolloutCollector
@@ -134,6 +141,7 @@ class RealConfig:
     top: int = 1
     gamma: float = 0.95
     history_depth: int = 3
+    pairs: int = 10
     backend: str = "subprocess"
     workers: int = 2
     slots: dict[str, int] = field(default_factory=lambda: {"alfworld-gen": 8, "alfworld-dev": 8, "webshop": 32})
@@ -150,7 +158,7 @@ class RealConfig:
         base: dict[str, Any] = dict(
             envs=("alfworld-gen", "webshop"), policies=("eps-expert(0.3)",), sizes=(2, 4),
             groups={"alfworld-gen": 2, "webshop": 4}, scored={"alfworld-gen": 6, "webshop": 12}, k=3, k_rest=2,
-            backend="sync", workers=1, bootstrap=100, synthetic_rows=30,
+            backend="sync", workers=1, bootstrap=100, synthetic_rows=30, pairs=3,
             synthetic_tasks=("credit/GridWorld-v0",), quick=True)
         base.update(kw)
         return cls(**base)
@@ -210,35 +218,132 @@ def describe(steps: StepArrays) -> dict[str, float]:
     return out
 
 
-def history_effect(batch: Any, rows: np.ndarray, truth: StepTruth) -> dict[str, float]:
-    """At states scored more than once with different previous states (same task, same state_key): the
-    share of such pairs whose Q̂ of a commonly evaluated action differs beyond both intervals, and whose
-    best commonly evaluated action differs (where two or more are common, the gap resolved)."""
-    hk = batch.steps.history_keys
-    prev = hk[rows, 1] if hk.shape[1] > 1 else np.zeros(len(rows), np.uint64)
+def _top_actions(acts: Sequence[str], p: np.ndarray, n: int = 2) -> list[str]:
+    """The ``n`` most likely actions of π (ties broken by the action's text, so two rows with the same
+    distribution pick the same ones)."""
+    order = sorted(range(len(acts)), key=lambda i: (-float(p[i]), acts[i]))
+    return [acts[i] for i in order[:n]]
+
+
+def find_pairs(batch: Any, kind: str, limit: int, seed: int) -> list[tuple[int, int]]:
+    """Pairs of root rows of one task for the best-action comparisons, at most ``limit``:
+
+    - ``"history"``: the same ``state_key`` reached with different recent histories (the deepest
+      ``history_keys`` level: the last K states differ);
+    - ``"aliasing"``: the same ``obs_key`` at different ``state_key`` (what the agent sees is the same,
+      the state is not).
+
+    Pairs that repeat a comparison (the same two history windows at a state; the same two states behind
+    an observation) count once; the picks are spread over the anchors (round robin, random within).
+    """
+    if kind not in ("history", "aliasing"):
+        raise ValueError(f"kind must be 'history' or 'aliasing', got {kind!r}")
+    root = batch.traj.parent[batch.traj_id] < 0
+    hist = np.asarray(batch.history_keys, dtype=np.uint64)[:, -1]
     by: dict[tuple[str, int], list[int]] = {}
-    for i, r in enumerate(rows):
-        by.setdefault((batch.task_id[r], int(batch.state_key[r])), []).append(i)
-    pairs = q_diff = best_pairs = best_diff = 0
-    for idx in by.values():
+    for r in np.flatnonzero(root):
+        key = int(batch.state_key[r]) if kind == "history" else int(batch.obs_key[r])
+        by.setdefault((str(batch.task_id[r]), key), []).append(int(r))
+    rng = np.random.default_rng([seed, 41, int(kind == "history")])
+    per: list[list[tuple[int, int]]] = []
+    for anchor in sorted(by):
+        idx = by[anchor]
+        seen: dict[tuple[int, int], tuple[int, int]] = {}
         for a in range(len(idx)):
             for b in range(a + 1, len(idx)):
                 i, j = idx[a], idx[b]
-                if prev[i] == prev[j]:
-                    continue
-                qa, qb = truth.q_actions[i], truth.q_actions[j]
-                common = sorted(set(qa) & set(qb))
-                if not common:
-                    continue
-                pairs += 1
-                q_diff += any(abs(qa[c][0] - qb[c][0]) > 1.96 * np.hypot(qa[c][1], qb[c][1]) for c in common)
-                if len(common) >= 2:
-                    best_pairs += 1
-                    ba, bb = max(common, key=lambda c: qa[c][0]), max(common, key=lambda c: qb[c][0])
-                    gap = lambda q, x, y: q[x][0] - q[y][0] > 1.96 * np.hypot(q[x][1], q[y][1])  # noqa: E731
-                    best_diff += ba != bb and gap(qa, ba, bb) and gap(qb, bb, ba)
-    return {"history_pairs": pairs, "history_q_differs": q_diff / pairs if pairs else float("nan"),
-            "history_best_pairs": best_pairs, "history_best_differs": best_diff / best_pairs if best_pairs else float("nan")}
+                x, y = (int(hist[i]), int(hist[j])) if kind == "history" else \
+                    (int(batch.state_key[i]), int(batch.state_key[j]))
+                if x != y:
+                    seen.setdefault((min(x, y), max(x, y)), (i, j))
+        if seen:
+            cand = list(seen.values())
+            per.append([cand[k] for k in rng.permutation(len(cand))])
+    out: list[tuple[int, int]] = []
+    order = rng.permutation(len(per)).tolist()
+    while len(out) < limit and any(per):
+        for k in order:
+            if per[k] and len(out) < limit:
+                out.append(per[k].pop())
+    return out
+
+
+def compare_best(qa: dict[str, tuple[float, float, int]], qb: dict[str, tuple[float, float, int]],
+                 z: float = 1.96) -> dict[str, bool]:
+    """Two rows' Q̂ over their common actions (action -> (Q̂, se, n)): ``q_differs`` when some action's Q̂
+    differs beyond ``z`` combined standard errors; ``best_differs`` when the best action differs *and*
+    each row's gap between the two best actions is resolved (> ``z`` combined standard errors: an
+    argmax flipped by noise is not counted). Needs two common actions for ``best_differs``."""
+    common = sorted(set(qa) & set(qb))
+    q_diff = any(abs(qa[c][0] - qb[c][0]) > z * np.hypot(qa[c][1], qb[c][1]) for c in common)
+    if len(common) < 2:
+        return {"q_differs": bool(q_diff), "best_differs": False, "comparable": False}
+    ba = max(common, key=lambda c: (qa[c][0], c))
+    bb = max(common, key=lambda c: (qb[c][0], c))
+
+    def gap(q: dict[str, tuple[float, float, int]], x: str, y: str) -> bool:
+        return q[x][0] - q[y][0] > z * float(np.hypot(q[x][1], q[y][1]))
+
+    return {"q_differs": bool(q_diff), "best_differs": bool(ba != bb and gap(qa, ba, bb) and gap(qb, bb, ba)),
+            "comparable": True}
+
+
+def best_action_pairs(backend: Any, batch: Any, policy: SnapshotPolicy, mc: MCConfig, limit: int, seed: int
+                      ) -> dict[str, Any]:
+    """How often the Monte-Carlo best action differs between two rows that share a state (different
+    histories) or an observation (different states): :func:`find_pairs` of both kinds, the policy's two
+    most likely actions at each row of a pair (those candidate at both rows) evaluated with ``mc.k``
+    continuations each (:func:`~agentgym_credit.truth.montecarlo.action_values`), :func:`compare_best`.
+
+    With these behaviour policies (functions of the env state and the step count) Q^π(s_t, a) depends on
+    the history only through t (the steps left before the time limit) *if* ``state_key`` is the whole
+    state: ``history_same_t_best`` then counts resolved differences that should not exist (a check of
+    ``state_key``), ``history_best`` all of them. ``aliasing_best`` is the question behind HGPO: how
+    often what the agent sees hides which action is best. Counts per kind (``<kind>_pairs`` found,
+    ``_compared`` with two common actions, ``_q`` / ``_best`` differing), ``pair_env_steps``, and
+    ``detail``: one dict per compared pair (rows, t, actions, Q̂ ± se at both rows, the verdicts).
+    """
+    pairs = {k: find_pairs(batch, k, limit, seed) for k in ("history", "aliasing")}
+    plan: dict[tuple[str, int], list[str]] = {}
+
+    def choose(dists: Any) -> dict[int, list[str]]:
+        want: dict[int, list[str]] = {}
+        for kind, ps in pairs.items():
+            for n, (i, j) in enumerate(ps):
+                (ai, pi), (aj, pj) = dists[i], dists[j]
+                both = set(ai) & set(aj)
+                c = [a for a in dict.fromkeys(_top_actions(ai, pi) + _top_actions(aj, pj)) if a in both]
+                plan[kind, n] = c
+                if len(c) >= 2:
+                    for r in (i, j):
+                        want.setdefault(r, []).extend(a for a in c if a not in want.get(r, []))
+        return want
+
+    rows = sorted({r for ps in pairs.values() for p in ps for r in p})
+    q, steps, replay = action_values(backend, batch, rows, policy, choose, mc) if rows else ({}, 0, 0)
+    out: dict[str, Any] = {"pair_env_steps": steps + replay}
+    detail: list[dict[str, Any]] = []
+    for kind, ps in pairs.items():
+        res = []
+        for n, (i, j) in enumerate(ps):
+            c = plan.get((kind, n), [])
+            if len(c) < 2:
+                continue
+            qa, qb = ({a: q[r][a] for a in c} for r in (i, j))
+            res.append({**compare_best(qa, qb), "same_t": int(batch.t[i]) == int(batch.t[j])})
+            detail.append({"kind": kind, "row_a": i, "row_b": j, "t_a": int(batch.t[i]), "t_b": int(batch.t[j]),
+                           "task": str(batch.task_id[i]), "actions": " | ".join(c),
+                           "q_a": " | ".join(f"{qa[x][0]:.3f}±{qa[x][1]:.3f}" for x in c),
+                           "q_b": " | ".join(f"{qb[x][0]:.3f}±{qb[x][1]:.3f}" for x in c), **res[-1]})
+        out[f"{kind}_pairs"] = len(ps)
+        out[f"{kind}_compared"] = len(res)
+        out[f"{kind}_q"] = sum(x["q_differs"] for x in res)
+        out[f"{kind}_best"] = sum(x["best_differs"] for x in res)
+        if kind == "history":
+            out["history_same_t"] = sum(x["same_t"] for x in res)
+            out["history_same_t_best"] = sum(x["best_differs"] and x["same_t"] for x in res)
+    out["detail"] = detail
+    return out
 
 
 def _metrics(est: np.ndarray, raw: np.ndarray, truth: StepTruth, ret: np.ndarray, clusters: np.ndarray
@@ -293,13 +398,25 @@ PAIRS: tuple[tuple[str, str], ...] = (
 
 
 def paired_difference(a: np.ndarray, b: np.ndarray, truth: np.ndarray, clusters: np.ndarray) -> dict[str, Any]:
-    """r(a, truth) − r(b, truth) with a 95% paired group-bootstrap interval; ``verdict`` "a" / "b" when the
-    interval excludes 0 (that estimator is the more accurate), else "tie"."""
+    """r(a, truth) − r(b, truth) with a 95% paired group-bootstrap interval (percentile) and a p-value.
+
+    ``verdict`` (uncorrected) is "a" / "b" when the percentile interval excludes 0 (that estimator is the
+    more accurate), else "tie". ``se`` is the standard deviation of the bootstrap replicates and ``p``
+    the two-sided p-value of ``diff`` = 0 from ``t = diff / se`` against a Student-t with G − 1 degrees
+    of freedom (G = rollout groups, the bootstrap's clusters; :func:`~agentgym_credit.bench.metrics.
+    p_from_interval`): a normal approximation from the bootstrap SE, made conservative for few clusters
+    (with 8 groups, p < 0.05 needs |t| > 2.36, where the percentile interval excludes 0 near |t| > 1.96).
+    A p-value resolves far below 1/B, which a count of bootstrap replicates on one side of 0 cannot
+    (Holm over ~100 comparisons asks p < 0.0005). ``se`` = 0 (equal inputs) gives p = 1 when ``diff``
+    is 0. :func:`holm_family` corrects a family of these.
+    """
 
     @np.errstate(invalid="ignore", divide="ignore")
     def r(e: np.ndarray, t: np.ndarray) -> float:
-        return float(np.corrcoef(e, t)[0, 1]) if len(t) > 2 and e.std() > 1e-12 and t.std() > 1e-12 else 0.0
+        x = float(np.corrcoef(e, t)[0, 1]) if len(t) > 2 and e.std() > 1e-12 and t.std() > 1e-12 else 0.0
+        return x if math.isfinite(x) else 0.0  # no spread left once rounded (float32 estimates): no correlation
 
+    a, b, truth = (np.asarray(x, dtype=np.float64) for x in (a, b, truth))
     d = r(a, truth) - r(b, truth)
     gids = np.unique(clusters)
     members = [np.flatnonzero(clusters == g) for g in gids]
@@ -309,8 +426,23 @@ def paired_difference(a: np.ndarray, b: np.ndarray, truth: np.ndarray, clusters:
         ix = np.concatenate([members[p] for p in rng.integers(len(gids), size=len(gids))])
         reps.append(r(a[ix], truth[ix]) - r(b[ix], truth[ix]))
     lo, hi = np.percentile(reps, [2.5, 97.5])
-    return {"diff": d, "diff_lo": float(lo), "diff_hi": float(hi),
+    se = float(np.std(reps, ddof=1)) if len(reps) > 1 else float("nan")
+    df = len(gids) - 1
+    p = M.p_from_interval(d, M.t_quantile_975(df) * se, df) if df >= 1 and math.isfinite(se) else float("nan")
+    return {"diff": d, "diff_lo": float(lo), "diff_hi": float(hi), "se": se, "groups": len(gids), "p": p,
             "verdict": "a" if lo > 0 else "b" if hi < 0 else "tie"}
+
+
+def holm_family(pairs: list[dict[str, Any]], alpha: float = 0.05) -> list[dict[str, Any]]:
+    """Holm's step-down correction (family-wise error <= ``alpha``) over every comparison in ``pairs``
+    (:func:`~agentgym_credit.bench.metrics.holm_verdicts`): each gets ``holm`` ("a" / "b" / "tie") and
+    ``family`` (the number of comparisons corrected over). ``verdict`` (uncorrected) is kept."""
+    v = M.holm_verdicts([p["diff"] for p in pairs], [p["p"] for p in pairs], alpha)
+    m = sum(1 for p in pairs if math.isfinite(p["p"]))
+    for p, x in zip(pairs, v):
+        p["holm"] = {"win": "a", "loss": "b"}.get(x, "tie")
+        p["family"] = m
+    return pairs
 
 
 def _tree_rows(tree_batch: Any, batch: Any, rows: np.ndarray) -> np.ndarray:
@@ -349,7 +481,13 @@ def run_cell(cfg: RealConfig, env: EnvSpec, pol_name: str) -> dict[str, Any]:
                       slots=cfg.slots.get(env.name, 16), seed=cfg.seed)
         truth = estimate(col.backend, batch, rows, pol, mc)
         mc_seconds = time.perf_counter() - t1
-    _log(cfg, f"{env.name} / {pol_name}: truth in {mc_seconds:.0f} s, {int(truth.env_steps.sum())} env steps")
+        t2 = time.perf_counter()
+        best = best_action_pairs(col.backend, batch, pol, mc, cfg.pairs, cfg.seed)
+        best["pair_seconds"] = time.perf_counter() - t2
+    best_pairs = [{"env": env.name, "policy": pol_name, **d} for d in best.pop("detail")]
+    _log(cfg, f"{env.name} / {pol_name}: truth in {mc_seconds:.0f} s, {int(truth.env_steps.sum())} env steps; "
+         f"best-action pairs in {best['pair_seconds']:.0f} s: history {best['history_best']}/"
+         f"{best['history_compared']}, aliasing {best['aliasing_best']}/{best['aliasing_compared']}")
     collect_steps = len(batch)
     copy = batch.traj.copy[batch.traj_id]
     table = estimator_table(cfg.gamma)
@@ -394,8 +532,8 @@ def run_cell(cfg: RealConfig, env: EnvSpec, pol_name: str) -> dict[str, Any]:
             "steps_per_row": float(truth.env_steps.mean()) if len(rows) else 0.0,
             "collect_steps": collect_steps, "mc_seconds": mc_seconds, "seconds": time.perf_counter() - t0,
             "success": float(batch.traj.won.mean()), "mean_length": float(batch.traj.length.mean()),
-            **history_effect(batch, rows, truth)}
-    return {"results": results, "describe": descr, "info": info, "pairs": pairs}
+            **best}
+    return {"results": results, "describe": descr, "info": info, "pairs": pairs, "best_pairs": best_pairs}
 
 
 def synthetic_coverage(cfg: RealConfig) -> list[dict[str, Any]]:
@@ -453,13 +591,23 @@ def _wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return float(c - h), float(c + h)
 
 
+def cpu_seconds() -> float:
+    """CPU time (user + system) of this process and of its finished, waited-for child processes (the
+    subprocess backend's workers count once they are shut down)."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def run(cfg: RealConfig) -> dict[str, Any]:
     """Every (env, policy) of ``cfg`` plus the synthetic coverage check; raw results and timing."""
     cfg.validate()
     _BOOT[0] = cfg.bootstrap
     t0 = time.perf_counter()
+    c0 = cpu_seconds()
     load0 = os.getloadavg()[0]
-    res: dict[str, Any] = {"results": [], "describe": [], "info": [], "pairs": [], "skipped": []}
+    res: dict[str, Any] = {"results": [], "describe": [], "info": [], "pairs": [], "best_pairs": [], "skipped": []}
     res["synthetic"] = synthetic_coverage(cfg)
     for e in cfg.envs:
         env = ENVS[e]
@@ -469,17 +617,20 @@ def run(cfg: RealConfig) -> dict[str, Any]:
         require_snapshots(env.factory, e, {"task": env.tasks[0]})
         for p in cfg.policies:
             cell = run_cell(cfg, env, p)
-            for k in ("results", "describe", "pairs"):
+            for k in ("results", "describe", "pairs", "best_pairs"):
                 res[k] += cell[k]
             res["info"].append(cell["info"])
+    holm_family(res["pairs"])
     res["seconds"] = time.perf_counter() - t0
+    res["cpu_seconds"] = cpu_seconds() - c0
     res["load"] = (load0, os.getloadavg()[0])
     res["estimators"] = sorted(estimator_table(cfg.gamma)) + ["tree (+N/2 branched)"]
     return res
 
 
-__all__ = ["ENVS", "POLICIES", "PAIRS", "paired_difference", "EnvSpec", "RealConfig", "estimator_table", "pick_rows", "describe",
-           "history_effect", "run_cell", "synthetic_coverage", "run"]
+__all__ = ["ENVS", "POLICIES", "PAIRS", "paired_difference", "holm_family", "EnvSpec", "RealConfig", "estimator_table",
+           "pick_rows", "describe", "find_pairs", "compare_best", "best_action_pairs", "run_cell",
+           "synthetic_coverage", "cpu_seconds", "run"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,7 +11,9 @@ What lives here:
   collector backend (sync, subprocess, Ray: :mod:`agentgym_credit.wrappers.backends`), a fixed pool of
   env slots, one round trip per worker per step;
 - :func:`estimate` — Q^π, V^π and A^π with 95% intervals for the scored rows of a batch;
-- :class:`StepTruth` — the result, with :meth:`StepTruth.reliability`.
+- :class:`StepTruth` — the result, with :meth:`StepTruth.reliability`;
+- :func:`action_values` — Q̂^π(s_t, a) ± se for chosen actions at chosen rows (the same continuations
+  and variance floor, no V̂): what comparisons of best actions between two rows need.
 
 **Estimator.** At a scored row (state s_t, action a_t taken) with the policy's distribution π(·|s_t):
 the evaluated set E is a_t plus the ``top`` most likely actions; each a ∈ E gets ``k`` continuations
@@ -385,8 +387,50 @@ def estimate(backend: Backend, batch: Any, rows: Sequence[int], policy: Snapshot
     return out
 
 
+def action_values(backend: Backend, batch: Any, rows: Sequence[int], policy: SnapshotPolicy,
+                  choose: Callable[[Mapping[int, tuple[list[str], np.ndarray]]], Mapping[int, Sequence[str]]],
+                  cfg: MCConfig = MCConfig()) -> tuple[dict[int, dict[str, tuple[float, float, int]]], int, int]:
+    """Q̂^π(s_t, a) of chosen actions at ``rows`` (root rows, as :func:`estimate`), ``k`` continuations each.
+
+    The rows are replayed (with the replay check) and ``choose`` gets π(·|s_t) of every row (row ->
+    (actions, probs)) and returns the actions to evaluate at each row (each must be one of that row's
+    candidate actions, else ``ValueError``; a row may get none). Returns (row -> action -> (Q̂, se, n),
+    continuation env steps, replay env steps). The standard error carries the same variance floor as
+    :func:`estimate`'s strata: one pseudo-observation of the row's pooled variance, itself at least
+    D² / (4 (n_row + 1)) with D the range of every return of the call.
+    """
+    rows = sorted({int(r) for r in rows})
+    snaps, dists, replay, where = replay_snapshots(backend, batch, rows, policy, cfg.slots)
+    want = choose(dists)
+    rng = np.random.default_rng([cfg.seed, 29])
+    jobs: list[_Job] = []
+    spans: dict[int, list[tuple[str, int, int]]] = {}
+    for r in sorted(rows, key=lambda r: (where[r], str(batch.task_id[r]), r)):
+        acts = dists[r][0]
+        digest = (batch.extras[r] or {}).get("pi_digest") if batch.extras is not None else None
+        for a in dict.fromkeys(want.get(r, ())):
+            if a not in acts:
+                raise ValueError(f"action {a!r} is not a candidate action at row {r} (task {batch.task_id[r]!r})")
+            j0 = len(jobs)
+            jobs += [_Job(snaps[r], a, int(rng.integers(1 << 62)), digest, where[r]) for _ in range(cfg.k)]
+            spans.setdefault(r, []).append((a, j0, len(jobs)))
+    ret, steps = run_continuations(backend, policy, jobs, cfg.gamma, cfg.max_steps, cfg.slots)
+    span = float(ret.max() - ret.min()) if len(ret) else 0.0
+    out: dict[int, dict[str, tuple[float, float, int]]] = {}
+    for r, sp in spans.items():
+        lo, hi = sp[0][1], sp[-1][2]
+        v_row = float(np.var(ret[lo:hi], ddof=1)) if hi - lo > 1 else 0.0
+        v_row = max(v_row, span * span / (4.0 * (hi - lo + 1)))
+        out[r] = {}
+        for a, a0, a1 in sp:
+            m, var, n = _stratum(ret[a0:a1], v_row)
+            out[r][a] = (m, math.sqrt(var), n)
+    return out, int(steps.sum()), replay
+
+
 __all__ = [
     "MCConfig",
+    "action_values",
     "StepTruth",
     "PolicyNotMarkov",
     "ReplayMismatch",
