@@ -349,3 +349,130 @@ def test_two_processes_compute_credit_on_the_whole_group(tmp_path):
         np.testing.assert_allclose(d["advantages"].numpy(), expected[4 * r:4 * r + 4, :w], rtol=0, atol=1e-6)
     alone = expected_token_advantages({k: v[:4] for k, v in both.items()}, 4, "gigpo")
     assert not np.allclose(alone[:, :ranks[0]["mask"].shape[1]], ranks[0]["advantages"].numpy(), atol=1e-6)
+
+
+# -- bounded tool results, and the sampled context is the trained context ---------------------------------
+def test_compact_observations_carry_only_what_is_new():
+    from agentgym_credit.integrations.trl import EPISODE_OVER
+    from agentgym_credit.integrations.trl.env import CreditToolEnv
+
+    kw = {"size": 4, "n_tasks": 4, "max_steps": 6}
+    full, compact = CreditToolEnv(ENV_ID, kw), CreditToolEnv(ENV_ID, kw, observation="compact")
+    assert full.reset(seed=3, task=1) == compact.reset(seed=3, task=1)  # the first observation is whole
+    seen_same = seen_diff = 0
+    for a in ["jump", "go north", "go east", "go south", "jump", "go west"]:
+        f, c = full.act(a), compact.act(a)
+        if f.endswith(EPISODE_OVER):
+            assert c == f
+            break
+        obs, listed = f.split("\nAdmissible actions: ")
+        assert c.startswith(obs + "\nAdmissible actions: ") and len(c) <= len(f) + len(" as before, .")
+        acts = listed.split("; ")
+        if c.endswith("as before."):
+            seen_same += 1
+        elif "now also" in c or "no longer" in c:
+            seen_diff += 1
+            for part in c.split("as before, ", 1)[1].rstrip(".").split(", no longer "):
+                names = part.removeprefix("now also ").split("; ")
+                assert all((n in acts) == part.startswith("now also") for n in names), (c, acts)
+        else:
+            assert c == f
+    assert seen_same > 0, "the invalid 'jump' leaves the actions as they were"
+    # a cap: every result fits, the cut is marked, an episode's end line is kept whole
+    capped = CreditToolEnv(ENV_ID, kw, max_result_chars=24)
+    capped.reset(seed=3, task=1)
+    outs = []
+    for a in ["go north", "go east", "go south", "go west"] * 3:
+        outs.append(capped.act(a))
+        if outs[-1].endswith(EPISODE_OVER):
+            break
+    assert any(o.endswith(" [...]") for o in outs)
+    for o in outs:
+        body = o.split("\nResult: ")[0]
+        assert len(body) <= 24 and (body.endswith(" [...]") or len(body) < 24)
+    assert outs[-1].endswith(EPISODE_OVER)
+    with pytest.raises(ValueError, match="observation must be"):
+        CreditEnvFactory(ENV_ID, observation="short")
+    with pytest.raises(ValueError, match="max_result_chars"):
+        CreditEnvFactory(ENV_ID, max_result_chars=3)
+    env = CreditEnvFactory(ENV_ID, env_kwargs=kw, observation="compact", max_result_chars=50)()
+    assert (env.observation, env.max_result_chars) == ("compact", 50)
+
+
+class ContextRecording(StepCreditGRPOTrainer):
+    """Records the token ids every generation call sampled from (and what it sampled), and the ids every
+    log-prob forward ran on, with the loss mask of its completion part."""
+
+    window: int | None = None  # the negative control: keep only the last `window` tokens when sampling
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.generated, self.scored, self._loss_inputs = [], [], None
+
+    def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
+        if self.window is not None:  # a history window at sampling time (what TRL would not train on)
+            prompt_ids = [ids if len(ids) <= 2 * self.window else ids[:self.window] + ids[-self.window:]
+                          for ids in prompt_ids]
+        ids, lps = super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations,
+                                                 has_tool_images)
+        reps = num_generations if len(ids) != len(prompt_ids) else 1
+        self.generated += [(list(prompt_ids[i // reps]), list(g)) for i, g in enumerate(ids)]
+        return ids, lps
+
+    def _compute_loss(self, model, inputs):
+        self._loss_inputs = inputs
+        try:
+            return super()._compute_loss(model, inputs)
+        finally:
+            self._loss_inputs = None
+
+    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, *a, **kw):
+        if self._loss_inputs is not None:
+            mask = self._loss_inputs["completion_mask"] * self._loss_inputs["tool_mask"]
+            self.scored.append((input_ids.detach().clone(), attention_mask.detach().clone(), int(logits_to_keep),
+                                mask.detach().clone()))
+        return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep, *a, **kw)
+
+
+def context_mismatches(trainer) -> tuple[int, int]:
+    """(turns checked, turns whose trained context is not a context the turn was sampled from)."""
+    sampled = {}
+    for ctx, gen in trainer.generated:
+        sampled.setdefault(tuple(ctx), []).append(gen)
+    checked = bad = 0
+    for input_ids, attn, keep, mask in trainer.scored:
+        width = input_ids.shape[1]
+        for row, a, m in zip(input_ids.tolist(), attn.tolist(), mask.tolist(), strict=True):
+            first = width - keep
+            for s, e in turn_spans(np.array(m)):
+                # the real tokens before this turn (left padding of the prompt dropped by the attention mask)
+                ctx = tuple(t for t, on in zip(row[:first + s], a[:first + s], strict=True) if on)
+                tokens = row[first + s:first + e]
+                checked += 1
+                bad += not any(g[:len(tokens)] == tokens for g in sampled.get(ctx, []))
+    return checked, bad
+
+
+def test_tokens_trained_on_are_the_tokens_sampled_from_with_compact_capped_results(tmp_path):
+    """Instrumented: every model turn TRL computes log-probs for (loss mask on) was generated from exactly the
+    tokens before it in the trained sequence, with compact, capped tool results. The same check catches a
+    window applied at sampling time (the negative control), which is why no last-H window is offered."""
+    factory = CreditEnvFactory(ENV_ID, env_kwargs=ENV_KW, observation="compact", max_result_chars=110)
+    model, tok = policy(stop_bias=-3.0)
+    trainer = ContextRecording(model, args=config(tmp_path, max_steps=1), train_dataset=task_dataset(ENV_ID, 2),
+                               processing_class=tok, environment_factory=factory)
+    trainer.train()
+    checked, bad = context_mismatches(trainer)
+    assert checked >= 16 and bad == 0, (checked, bad)  # several turns per rollout, all sampled as trained
+    multi = sum(len(turn_spans(np.array(m))) > 1 for *_, mask in trainer.scored for m in mask.tolist())
+    assert multi > 0, "the check needs rollouts with several turns"
+    text = " ".join(tok.decode(ids[a.bool()]) for ids, a, *_ in trainer.scored for ids, a in zip(ids, a))
+    assert "Admissible actions: as before" in text and " [...]" in text  # compact and capped results were trained
+    # negative control: a window at sampling time makes the trained contexts differ from the sampled ones
+    model, tok = policy(stop_bias=-3.0)
+    windowed = type("Windowed", (ContextRecording,), {"window": 24})(
+        model, args=config(tmp_path / "w", max_steps=1), train_dataset=task_dataset(ENV_ID, 2),
+        processing_class=tok, environment_factory=factory)
+    windowed.train()
+    checked, bad = context_mismatches(windowed)
+    assert bad > 0, (checked, bad)

@@ -43,6 +43,8 @@ class Args:
     max_steps: int = 2  # optimizer steps
     max_turns: int = 8  # TRL's max_tool_calling_iterations
     max_completion_length: int = 512
+    observation: str = "full"  # tool results: "full", or "compact" (admissible actions only where they changed)
+    max_result_chars: int = 0  # cut each tool result to this many characters (0: no cut)
     estimator: str = "gigpo"  # any name in agentgym_credit.credit.ESTIMATORS but gae
     gamma: float = 0.95
     lr: float = 1e-5
@@ -79,7 +81,8 @@ def main(a: Args) -> None:
     )
     trainer = StepCreditGRPOTrainer(
         model, args=args, train_dataset=task_dataset(a.env_id, a.n_tasks, seed=a.seed), processing_class=tokenizer,
-        environment_factory=CreditEnvFactory(a.env_id, env_kwargs=env_kwargs),
+        environment_factory=CreditEnvFactory(a.env_id, env_kwargs=env_kwargs, observation=a.observation,
+                                             max_result_chars=a.max_result_chars or None),
         estimator=a.estimator, estimator_options={"gamma": a.gamma},
     )
     trainer.train()

@@ -3,7 +3,8 @@
 Needs the ``trl`` extra (``pip install -e '.[trl]'``; tested with trl 1.16.0). Importing this
 package without trl raises :class:`~agentgym_credit.errors.DependencyNotInstalled`.
 
-- :mod:`.env`: :class:`CreditEnvFactory`, :class:`CreditToolEnv` (one tool, ``act``),
+- :mod:`.env`: :class:`CreditEnvFactory` (``observation="compact"``, ``max_result_chars``: bounded tool
+  results), :class:`CreditToolEnv` (one tool, ``act``),
   :class:`StepRecord`, :func:`task_dataset` (one row per task and reset seed);
 - :mod:`.trainer`: :class:`StepCreditGRPOTrainer` (GiGPO/HGPO/... advantages per turn, as ``(B, T)``
   token advantages in TRL's loss), :class:`TurnCredit`, :func:`turn_spans`;
@@ -45,6 +46,7 @@ _check_version(_trl.__version__)
 from agentgym_credit.integrations.trl.env import (  # noqa: E402
     DEFAULT_INSTRUCTION,
     EPISODE_OVER,
+    OBSERVATIONS,
     TOOL_NAME,
     CreditEnvFactory,
     CreditToolEnv,
@@ -59,6 +61,7 @@ __all__ = [
     "CreditToolEnv",
     "DEFAULT_INSTRUCTION",
     "EPISODE_OVER",
+    "OBSERVATIONS",
     "StepCreditGRPOTrainer",
     "StepRecord",
     "TESTED_TRL",

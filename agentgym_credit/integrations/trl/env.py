@@ -12,6 +12,9 @@ every public method but ``reset``/``get_reward`` as a tool, and scores a finishe
   call in :attr:`CreditToolEnv.calls`: what the step-level credit needs;
 - :class:`CreditEnvFactory`: ``CreditEnvFactory("credit/GridWorld-v0", env_kwargs=...)`` is the
   ``environment_factory``; a non-``credit/*`` id is a ``ValueError`` here, before any training;
+  ``observation="compact"`` and ``max_result_chars`` bound what each tool result adds to the conversation
+  (:data:`OBSERVATIONS`; the only context bound that TRL 1.16 trains on as it samples, see
+  :mod:`agentgym_credit.integrations.trl.trainer`);
 - :func:`task_dataset`: one conversational row per (task, reset seed). TRL's sampler repeats each row
   ``num_generations`` times in a row, so the generations of one prompt reset with the same task and the
   same seed: one group sharing one initial state (the trainer checks it).
@@ -99,10 +102,13 @@ class CreditToolEnv:
     ``seed``, ``finished``.
     """
 
-    def __init__(self, env_id: str, env_kwargs: dict[str, Any] | None = None, history_depth: int = 2):
+    def __init__(self, env_id: str, env_kwargs: dict[str, Any] | None = None, history_depth: int = 2, *,
+                 observation: str = "full", max_result_chars: int | None = None):
         import agentgym_credit  # noqa: F401  (registers the credit/ namespace)
 
         self.env_id = credit_env_id(env_id)
+        self.observation, self.max_result_chars = _check_rendering(observation, max_result_chars)
+        self._shown: list[str] | None = None  # the admissible actions the policy last saw listed
         self._env = HistoryFingerprint(gym.make(self.env_id, **(env_kwargs or {})), depth=int(history_depth))
         self.records: list[StepRecord] = []
         self.calls: list[int | None] = []
@@ -124,10 +130,11 @@ class CreditToolEnv:
         self.records, self.calls = [], []
         self.task, self.seed, self.finished = task, int(seed), False
         self._info = info
+        self._shown = None
         self.initial_state_key = stable_hash(info["state_key"])
         goal = info.get("goal")
         head = f"Goal: {goal}\n" if goal else ""
-        return "\n\n" + head + self._render(obs, info, None)
+        return "\n\n" + head + self._render(obs, info, None, first=True)
 
     def act(self, action: str) -> str:
         """Play one action in the environment and return what happens next.
@@ -171,13 +178,52 @@ class CreditToolEnv:
         self.finished = bool(terminated or truncated or closing)
         return self._render(obs, nxt, (terminated, truncated))
 
-    @staticmethod
-    def _render(obs: str, info: dict[str, Any], ended: tuple[bool, bool] | None) -> str:
+    def _render(self, obs: str, info: dict[str, Any], ended: tuple[bool, bool] | None, first: bool = False) -> str:
+        """The text the policy sees: the observation, then the admissible actions, or the episode's end.
+
+        ``observation="compact"`` (not the first observation): the admissible actions only where they changed
+        since the policy last saw them listed (``Admissible actions: as before.``; or what was added and removed,
+        when that is shorter than the list). ``max_result_chars``: the text before the end-of-episode line is cut
+        to that many characters (``[...]`` marks the cut); the end line is always kept whole."""
         if ended is not None and (ended[0] or ended[1]):
             why = "you won" if info.get("won") else ("step limit reached" if ended[1] and not ended[0] else "lost")
-            return f"{obs}\nResult: {why}. {EPISODE_OVER}"
-        acts = info.get("admissible_actions")
-        return f"{obs}\nAdmissible actions: {'; '.join(acts)}" if acts else obs
+            return f"{self._cap(obs)}\nResult: {why}. {EPISODE_OVER}"
+        acts = [str(a) for a in (info.get("admissible_actions") or [])]
+        shown, self._shown = self._shown, list(acts)
+        if not acts:
+            return self._cap(obs)
+        text = f"{obs}\nAdmissible actions: {'; '.join(acts)}"
+        if self.observation == "compact" and not first and shown is not None:
+            added = [a for a in acts if a not in set(shown)]
+            removed = [a for a in shown if a not in set(acts)]
+            if not added and not removed:
+                text = f"{obs}\nAdmissible actions: as before."
+            elif len(added) + len(removed) < len(acts):
+                parts = ([f"now also {'; '.join(added)}"] if added else []) + (
+                    [f"no longer {'; '.join(removed)}"] if removed else [])
+                text = f"{obs}\nAdmissible actions: as before, {', '.join(parts)}."
+        return self._cap(text)
+
+    def _cap(self, text: str) -> str:
+        cap = self.max_result_chars
+        if cap is None or len(text) <= cap:
+            return text
+        return text[: max(cap - len(_CUT), 0)] + _CUT
+
+
+OBSERVATIONS = ("full", "compact")
+"""How a :class:`CreditToolEnv` renders a tool result: ``"full"`` (the observation and every admissible action,
+each turn) or ``"compact"`` (the admissible actions only where they changed: each result carries what is new)."""
+
+_CUT = " [...]"
+
+
+def _check_rendering(observation: str, max_result_chars: int | None) -> tuple[str, int | None]:
+    if observation not in OBSERVATIONS:
+        raise ValueError(f"observation must be one of {', '.join(map(repr, OBSERVATIONS))}, got {observation!r}")
+    if max_result_chars is not None and (isinstance(max_result_chars, bool) or int(max_result_chars) < len(_CUT) + 1):
+        raise ValueError(f"max_result_chars must be None or an int >= {len(_CUT) + 1}, got {max_result_chars!r}")
+    return observation, None if max_result_chars is None else int(max_result_chars)
 
 
 class CreditEnvFactory:
@@ -193,18 +239,24 @@ class CreditEnvFactory:
     ValueError: 'CartPole-v1' is not a credit/* env: ...
     """
 
-    def __init__(self, env_id: str, *, env_kwargs: dict[str, Any] | None = None, history_depth: int = 2):
+    def __init__(self, env_id: str, *, env_kwargs: dict[str, Any] | None = None, history_depth: int = 2,
+                 observation: str = "full", max_result_chars: int | None = None):
         self.env_id = credit_env_id(env_id)
         self.env_kwargs = dict(env_kwargs or {})
         if int(history_depth) < 0:
             raise ValueError(f"history_depth must be >= 0, got {history_depth}")
         self.history_depth = int(history_depth)
+        self.observation, self.max_result_chars = _check_rendering(observation, max_result_chars)
 
     def __call__(self) -> CreditToolEnv:
-        return CreditToolEnv(self.env_id, self.env_kwargs, self.history_depth)
+        return CreditToolEnv(self.env_id, self.env_kwargs, self.history_depth, observation=self.observation,
+                             max_result_chars=self.max_result_chars)
 
     def __repr__(self) -> str:
-        return f"CreditEnvFactory({self.env_id!r}, env_kwargs={self.env_kwargs!r}, history_depth={self.history_depth})"
+        extra = "" if (self.observation, self.max_result_chars) == ("full", None) else (
+            f", observation={self.observation!r}, max_result_chars={self.max_result_chars!r}")
+        return (f"CreditEnvFactory({self.env_id!r}, env_kwargs={self.env_kwargs!r}, "
+                f"history_depth={self.history_depth}{extra})")
 
 
 def task_dataset(env_id: str, tasks: int | Sequence[Any], *, seeds: Sequence[int] | None = None, seed: int = 0,
@@ -229,5 +281,6 @@ def task_dataset(env_id: str, tasks: int | Sequence[Any], *, seeds: Sequence[int
     return Dataset.from_dict({"prompt": [prompt] * len(task_list), "task": task_list, "seed": seed_list})
 
 
-__all__ = ["CreditEnvFactory", "CreditToolEnv", "DEFAULT_INSTRUCTION", "EPISODE_OVER", "StepRecord", "TOOL_NAME",
+__all__ = ["CreditEnvFactory", "CreditToolEnv", "DEFAULT_INSTRUCTION", "EPISODE_OVER", "OBSERVATIONS", "StepRecord",
+           "TOOL_NAME",
            "credit_env_id", "task_dataset"]

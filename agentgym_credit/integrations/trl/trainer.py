@@ -35,11 +35,23 @@ masks and loss, and replaces only the advantages, after TRL has computed them:
 The last batch's bookkeeping is kept in :attr:`StepCreditGRPOTrainer.last_credit` (a :class:`TurnCredit`,
 this process's rollouts); the ``advantage`` column of TRL's completions log shows each completion's mean
 token advantage (ours). Limits: a single :class:`~agentgym_credit.integrations.trl.env.CreditEnvFactory`,
-conversational prompts, estimators that need no value model (not ``gae``). **No history window:** TRL
-samples each turn from, and trains each token on, the whole sequence before it (one growing conversation per
-episode), so a last-H-turns window at sampling time would train the policy on contexts it did not sample
-from; long episodes (ALFWorld's 50 steps) need ``max_completion_length`` and a context that hold them, or the
-verl bridge, whose agent loop prompts each step with a window.
+conversational prompts, estimators that need no value model (not ``gae``).
+
+**Bounded tool results, no last-H window.** What bounds the context and keeps the sampled context the trained one
+is each tool result's size: ``CreditEnvFactory(..., observation="compact", max_result_chars=N)`` (each ``act``
+result lists the admissible actions only where they changed, and is cut to ``N`` characters, the end-of-episode
+line kept whole). ``tests/test_integration_trl.py::
+test_tokens_trained_on_are_the_tokens_sampled_from_with_compact_capped_results`` records the ids every generation
+call sampled from and the ids every log-prob forward of the loss ran on, and checks that each trained turn was
+sampled from exactly the tokens before it. A window of the last H turns is not built, because TRL 1.16 holds one
+token sequence per rollout and trains on it whole (``trl/trainer/grpo_trainer.py``): the next turn is generated
+from ``prompt_ids + completion_ids + suffix_ids`` (line 2041, "using concatenated IDs, no re-tokenization",
+lines 2123-2124), that sequence becomes the rollout's ``completion_ids`` (line 2162), and ``_compute_loss``
+computes every token's log-prob on ``torch.cat([prompt_ids, completion_ids])`` (line 3024). Editing the
+conversation's messages changes no id (the ids are never re-tokenized from them), and editing the ids given to
+generation makes the sampled context differ from the trained one: the same test's negative control (a window at
+sampling time) is caught by the check. A true window needs one training sequence per turn (the verl bridge's
+layout: its agent loop prompts each step with the last H steps and trains each step row on that prompt).
 
 - :class:`StepCreditGRPOTrainer`, :class:`TurnCredit`;
 - :func:`turn_spans` (numpy): the runs of ones of a 0/1 mask row.
