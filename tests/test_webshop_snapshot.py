@@ -149,3 +149,90 @@ json.dump(out, sys.stdout)
     got = json.loads(res.stdout)
     assert got[0] == [snaps[1][1], snaps[1][2]["state_key"]]
     assert got[1:] == [[o, r, te, tr, i["state_key"], i["won"]] for o, r, te, tr, i in steps[1:]]
+
+
+# -- the in-process memo (issue 24.5: get+set in one pass each) ---------------------------------------
+def _mid_episode(env, seed=3, task=5, steps=4):
+    rng = np.random.default_rng(seed)
+    obs, info = env.reset(seed=seed, options={"task": task})
+    for _ in range(steps):
+        obs, _, term, trunc, info = env.step(_policy_actions(env, info, rng))
+        if term or trunc:
+            obs, info = env.reset(seed=seed, options={"task": task})
+    return obs, info
+
+
+def test_memo_restore_equals_the_whole_way(cache, monkeypatch):
+    from agentgym_credit.envs import snapshot as S
+
+    env = _make(cache)
+    for seed in range(4):
+        snaps, actions, steps = _episode_with_snapshots(env, seed, task=seed)
+        for k, (snap, obs_k, info_k) in enumerate(snaps):
+            assert env.set_state(snap) == (obs_k, info_k)  # from the memo
+            memo_run = _play(env, actions[k:])
+            S.clear_memo()  # forgets the env's memo too: the next restore parses and checks the bytes
+            calls: list[int] = []
+            monkeypatch.setattr(env, "_restore_bytes",
+                                lambda raw, f=env._restore_bytes, seen=calls: seen.append(1) or f(raw))
+            assert env.set_state(snap) == (obs_k, info_k) and calls == [1]
+            monkeypatch.undo()
+            assert _play(env, actions[k:]) == memo_run == steps[k:]
+
+
+def test_memo_is_not_a_way_around_the_key_or_the_binding(cache):
+    from agentgym_credit.envs import snapshot as S
+
+    env = _make(cache)
+    _mid_episode(env)
+    snap = env.get_state()
+    for other in (_make(cache, max_steps=14), _make(cache, observation_mode="text")):
+        with pytest.raises(SnapshotError, match="configuration"):
+            other.set_state(snap)
+    env.max_steps = 14  # a setting changed after the snapshot: it belongs to another configuration now
+    with pytest.raises(SnapshotError, match="configuration"):
+        env.set_state(snap)
+    env.max_steps = 15
+    env.set_state(snap)
+
+    class OtherShop(WebShopEnv):  # overrides nothing, but is another env class
+        pass
+
+    with pytest.raises(SnapshotError, match="taken from WebShopEnv"):
+        OtherShop(num_products=600, split="test", cache_dir=cache, observation_mode="text_rich").set_state(snap)
+    key = S.snapshot_key()
+    try:
+        S.set_snapshot_key(None)  # a new key: every earlier snapshot is refused, remembered or not
+        with pytest.raises(SnapshotError, match="corrupted or forged"):
+            env.set_state(snap)
+        _mid_episode(env)
+        fresh = env.get_state()  # sealed under the new key (the MAC state under the old one is not reused)
+        S.clear_memo()
+        env.set_state(fresh)
+    finally:
+        S.set_snapshot_key(key)
+    env.set_state(snap)
+
+
+def test_memo_of_a_subclass_goes_through_its_restore(cache):
+    from agentgym_credit.truth.experts import WebShopExpertEnv
+
+    env = WebShopExpertEnv(num_products=600, split="test", cache_dir=cache)
+    obs, info = _mid_episode(env)
+    snap = env.get_state()
+    env.step(info["expert_action"])
+    got_obs, got_info = env.set_state(snap)
+    assert (got_obs, got_info) == (obs, info) and "expert_action" in got_info
+    with pytest.raises(SnapshotError, match="taken from WebShopExpertEnv"):
+        _make(cache).set_state(snap)
+
+
+def test_restored_info_is_a_fresh_dict(cache):
+    env = _make(cache)
+    _mid_episode(env)
+    snap = env.get_state()
+    obs, info = env.set_state(snap)
+    info["admissible_actions"].append("click[mine]")
+    info["extra"] = 1
+    obs2, info2 = env.set_state(snap)
+    assert "click[mine]" not in info2["admissible_actions"] and "extra" not in info2

@@ -1,12 +1,18 @@
 """WebShop snapshot cost against a step; writes ``benchmarks/webshop_snapshot.md``.
 
 What lives here: :func:`main` (``python -m agentgym_credit.bench.webshop_snapshot [--sizes 1000 10000]
-[--episodes 100]``). For each catalog size it runs :func:`~agentgym_credit.bench.webshop_speed._snapshot_cost`
-(the same measurement as the snapshot section of ``webshop_speed``, without the search and catalog
-benchmarks around it): medians of CPU time over every state of random-policy episodes of one step, of
-``get_state()`` then ``set_state()`` of that snapshot as one interval (the goal: <= 10% of a median step),
-of each alone, of a cold ``set_state()`` (a snapshot from another process: tag checked, fields parsed and
-checked, search run again, page rendered) and of an empty interval (the timer's own cost).
+[--episodes 100] [--policies eps-expert random]``). For each catalog size and step mix it runs
+:func:`~agentgym_credit.bench.webshop_speed._snapshot_cost` (the same measurement as the snapshot section of
+``webshop_speed``, without the search and catalog benchmarks around it): medians of CPU time over every state
+of the episodes of one step, of ``get_state()`` then ``set_state()`` of that snapshot as one interval (the
+goal: <= 10% of a median step), of each alone, of a cold ``set_state()`` (a snapshot from another process:
+tag checked, fields parsed and checked, search run again, page rendered; into a second env, so that the
+measured one plays on undisturbed) and of an empty interval (the timer's own cost).
+
+The step mixes (:data:`~agentgym_credit.bench.webshop_speed.SNAPSHOT_POLICIES`): ``eps-expert`` — what an agent
+plays (the expert's action with probability 0.7: search the instruction, open the product, choose its
+options, buy; else a random admissible action), the goal's measure; ``random`` — random browsing to the step
+limit (more cheap clicks: next/previous page, description tabs), the measure of the earlier reports.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentgym_credit.bench.webshop_speed import _snapshot_cost
+from agentgym_credit.bench.webshop_speed import SNAPSHOT_POLICIES, _snapshot_cost
 from agentgym_credit.envs.webshop.env import WebShopEnv, shared_catalog
 
 
@@ -27,6 +33,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--episodes", type=int, default=100)
+    ap.add_argument("--policies", nargs="+", choices=SNAPSHOT_POLICIES, default=["eps-expert", "random"])
     ap.add_argument("--note", default="", help="text written under the command (the prediction made before the run)")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/webshop_snapshot.md"))
     args = ap.parse_args(argv)
@@ -34,8 +41,9 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for n in args.sizes:
         env = WebShopEnv(catalog=shared_catalog(n), split="test", cache_dir=False)
-        rows.append((n, _snapshot_cost(env, args.episodes, np.random.default_rng(1))))
-        print(n, rows[-1][1], file=sys.stderr)
+        for policy in args.policies:
+            rows.append((n, policy, _snapshot_cost(env, args.episodes, np.random.default_rng(1), policy)))
+            print(n, policy, rows[-1][2], file=sys.stderr)
     load1 = os.getloadavg()[0]
     given = list(argv if argv is not None else sys.argv[1:])
     if "--note" in given:
@@ -53,22 +61,30 @@ def main(argv: list[str] | None = None) -> None:
     if args.note:
         lines += [args.note, ""]
     lines += [
-        f"Medians of CPU time (`time.process_time`) over every state of {args.episodes} random-policy episodes "
+        f"Medians of CPU time (`time.process_time`) over every state of {args.episodes} episodes of each step mix "
         "(`split='test'`, observation `text`): one step; `get_state()` then `set_state()` of that snapshot as "
         "one interval (the goal: <= 10% of a median step); each alone; a cold `set_state()` (this process's "
-        "snapshot memo and the env's renderings and searches forgotten: a snapshot from another process, "
-        "its tag checked, its fields parsed and checked, its query searched again and its page rendered); "
-        "an empty interval (the timer's own cost, inside every figure).",
+        "snapshot memo and the renderings and searches of a second env forgotten: a snapshot from another "
+        "process, its tag checked, its fields parsed and checked, its query searched again and its page "
+        "rendered); an empty interval (the timer's own cost, inside every figure: *less timer* takes it out "
+        "of both the pair and the step).",
         "",
-        "| products | step median / mean (µs) | get + set (µs) | (get + set) / step median | get_state (µs) "
-        "| set_state (µs) | cold set_state (µs) | timer (µs) | snapshot bytes |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "Step mixes: *eps-expert* — what an agent plays, the goal's measure (the expert's action with "
+        "probability 0.7: search the instruction, open the product, choose its options, buy; else a random "
+        "admissible action); *random* — random browsing to the 15-step limit (Buy Now mostly declined: more "
+        "cheap clicks on next/previous page and description tabs), the measure of the earlier reports.",
+        "",
+        "| products | steps | step median / mean (µs) | get + set (µs) | (get + set) / step median "
+        "| the same, less timer | get_state (µs) | set_state (µs) | cold set_state (µs) | timer (µs) "
+        "| snapshot bytes |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for n, sn in rows:
+    for n, policy, sn in rows:
+        net = (sn["pair_us"] - sn["timer_us"]) / (sn["step_us"] - sn["timer_us"])
         lines.append(
-            f"| {n:,} | {sn['step_us']:.1f} / {sn['step_mean_us']:.1f} | {sn['pair_us']:.1f} "
-            f"| {sn['pair_us'] / sn['step_us']:.1%} | {sn['get_us']:.1f} | {sn['set_us']:.1f} "
-            f"| {sn['cold_us']:.1f} | {sn['timer_us']:.1f} | {sn['bytes']:.0f} |"
+            f"| {n:,} | {policy} ({sn['steps']:.0f}) | {sn['step_us']:.1f} / {sn['step_mean_us']:.1f} "
+            f"| {sn['pair_us']:.1f} | {sn['pair_us'] / sn['step_us']:.1%} | {net:.1%} | {sn['get_us']:.1f} "
+            f"| {sn['set_us']:.1f} | {sn['cold_us']:.1f} | {sn['timer_us']:.1f} | {sn['bytes']:.0f} |"
         )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n")

@@ -30,7 +30,7 @@ import numpy as np
 from agentgym_credit.envs.webshop import search as S
 from agentgym_credit.envs.webshop.catalog import PRODUCT_TYPES, generate_catalog
 from agentgym_credit.envs.webshop.env import WebShopEnv
-from agentgym_credit.envs.webshop.expert import run_expert_episode
+from agentgym_credit.envs.webshop.expert import ExpertPolicy, run_expert_episode
 
 BM25S_MAX = 200_000
 """Largest catalog also indexed with ``bm25s`` for the side-by-side (it holds every token list in memory)."""
@@ -109,8 +109,27 @@ def _peak_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
 
 
-def _snapshot_cost(env: WebShopEnv, n: int, rng: np.random.Generator) -> dict[str, float]:
-    """Median CPU time, over the states of ``n`` random episodes, of a step; of ``get_state`` then
+SNAPSHOT_POLICIES = ("random", "eps-expert")
+"""Step mixes of the snapshot measurement: ``random`` — :func:`random_browse_action` (Buy Now mostly declined,
+so episodes browse to the step limit); ``eps-expert`` — the agent stand-in of ``bench credit_real``: the
+expert's action with probability 0.7 (it searches the whole instruction, opens the product, picks the goal's
+options and buys), else a uniformly random admissible one (:data:`EPS_EXPERT`)."""
+EPS_EXPERT = 0.3
+
+
+def snapshot_policy(name: str, rng: np.random.Generator):
+    """``act(env, info) -> action`` for one of :data:`SNAPSHOT_POLICIES` (a fresh one per episode)."""
+    if name == "random":
+        return lambda env, info: random_browse_action(env, info, rng)
+    if name != "eps-expert":
+        raise ValueError(f"policy must be one of {SNAPSHOT_POLICIES}, got {name!r}")
+    expert = ExpertPolicy()
+    return lambda env, info: (random_browse_action(env, info, rng, avoid_buy=0.0) if rng.random() < EPS_EXPERT
+                              else expert.act(env))
+
+
+def _snapshot_cost(env: WebShopEnv, n: int, rng: np.random.Generator, policy: str = "random") -> dict[str, float]:
+    """Median CPU time, over the states of ``n`` episodes of ``policy`` (:data:`SNAPSHOT_POLICIES`), of a step; of ``get_state`` then
     ``set_state`` of that snapshot timed as one interval (the first snapshot of each new state: the goal's
     measure); of each alone; of a cold ``set_state`` (this process's snapshot memo and the env's
     renderings and searches forgotten: the restore of a snapshot from another process, tag checked,
@@ -122,8 +141,12 @@ def _snapshot_cost(env: WebShopEnv, n: int, rng: np.random.Generator) -> dict[st
     clock = time.process_time
     env.reset(seed=0)
     env.get_state()  # builds the env's asin -> index table once, outside the timing
+    cold = type(env)(catalog=env.catalog, split=env.split, observation_mode=env.observation_mode,
+                     max_steps=env.max_steps, show_attrs=env.show_attrs, cache_dir=False,
+                     reward_rules=env.reward_rules)  # restores as another process would; env plays on undisturbed
     for k in range(n):
         obs, info = env.reset(seed=k, options={"task": k % env.num_tasks})
+        act = snapshot_policy(policy, rng)
         while True:
             t0 = clock()
             env.set_state(env.get_state())
@@ -133,10 +156,10 @@ def _snapshot_cost(env: WebShopEnv, n: int, rng: np.random.Generator) -> dict[st
             env.set_state(snap)
             t3 = clock()
             _snap.clear_memo()
-            env._render_cache.clear()
-            env._restored_results.clear()
+            cold._render_cache.clear()
+            cold._restored_results.clear()
             t4 = clock()
-            env.set_state(snap)
+            cold.set_state(snap)
             t5 = clock()
             t6 = clock()
             t_pair.append(t1 - t0)
@@ -144,7 +167,7 @@ def _snapshot_cost(env: WebShopEnv, n: int, rng: np.random.Generator) -> dict[st
             t_set.append(t3 - t2)
             t_cold.append(t5 - t4)
             t_none.append(t6 - t5)
-            a = random_browse_action(env, info, rng)
+            a = act(env, info)
             t0 = clock()
             obs, _, term, trunc, info = env.step(a)
             t_step.append(clock() - t0)
@@ -160,6 +183,7 @@ def _snapshot_cost(env: WebShopEnv, n: int, rng: np.random.Generator) -> dict[st
         "cold_us": us * float(np.median(t_cold)),
         "timer_us": us * float(np.median(t_none)),
         "bytes": float(len(snap)),
+        "steps": float(len(t_step)),
     }
 
 
@@ -455,4 +479,4 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["main", "random_browse_action", "run", "write_markdown"]
+__all__ = ["EPS_EXPERT", "SNAPSHOT_POLICIES", "main", "random_browse_action", "run", "snapshot_policy", "write_markdown"]

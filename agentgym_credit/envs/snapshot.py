@@ -117,7 +117,7 @@ def set_snapshot_key(key: bytes | str | None = None) -> bytes:
     else:
         new = _derive(key)
     _KEY, _MAC = new, hashlib.blake2b(key=new, digest_size=_TAG_SIZE)
-    clear_memo()
+    _clear(True)
     return _KEY
 
 
@@ -292,8 +292,42 @@ def seal(env_name: str, config: str, rng: bytes, payload: Any) -> bytes:
 
 
 def clear_memo() -> None:
-    """Forget the snapshots this process sealed: restoring one checks it as if it came from elsewhere."""
+    """Forget the snapshots this process sealed: restoring one checks it as if it came from elsewhere
+    (also every memo registered with :func:`on_clear_memo`)."""
+    _clear(False)
+
+
+def _clear(key_changed: bool) -> None:
     _MEMO[0], _MEMO[1] = {}, {}
+    for hook in _CLEAR_HOOKS:
+        hook(key_changed)
+
+
+_CLEAR_HOOKS: list[Any] = []
+
+
+def on_clear_memo(hook: Any) -> None:
+    """Call ``hook(key_changed)`` whenever this process's memo is forgotten: by :func:`clear_memo`
+    (``key_changed=False``) or by a new key (:func:`set_snapshot_key`, ``True``). An env that keeps its own
+    memo of the snapshots it sealed forgets it then, and MAC states under the old key (:func:`keyed_mac`) on
+    a new key."""
+    _CLEAR_HOOKS.append(hook)
+
+
+def keyed_mac() -> Any:
+    """A fresh keyed BLAKE2b-256 state under this process's key: ``tag = mac.update(body); mac.digest()``. An
+    env that seals many snapshots with one body start absorbs that start once and copies the state (the tag
+    is the same as :func:`seal_bound`'s); it must forget such states on :func:`on_clear_memo`."""
+    return _MAC.copy()
+
+
+def magic() -> bytes:
+    """The bytes before a snapshot's tag (the tag is :data:`TAG_SIZE` bytes, then the body)."""
+    return _MAGIC
+
+
+TAG_SIZE = _TAG_SIZE
+"""Bytes of a snapshot's tag."""
 
 
 def _split(snapshot: Any) -> tuple[bytes, bytes, bytes, bytes]:
@@ -421,6 +455,10 @@ __all__ = [
     "KEY_ENV",
     "binding",
     "clear_memo",
+    "keyed_mac",
+    "magic",
+    "on_clear_memo",
+    "TAG_SIZE",
     "open_bound",
     "seal_bound",
     "MAX_JSON_DEPTH",

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from agentgym_credit.envs import snapshot as _snapshot
 from agentgym_credit.envs.base import CreditEnv, resolve_task
 from agentgym_credit.envs.webshop import pages as P
 from agentgym_credit.envs.webshop.catalog import PROGRESS_FROM, generate_catalog
@@ -50,6 +51,38 @@ _STATE = operator.itemgetter(*_STATE_KEYS)
 """The attributes that make a WebShop state (read and restored in one call each)."""
 _HEAD = struct.Struct("<IBIIIBB")
 """A WebShop payload's fixed part: goal, page, page number, product index + 1 (0: none), step, valid, sub-page."""
+_MAGIC = _snapshot.magic()
+_OWN: list[dict[bytes, tuple]] = [{}, {}]
+"""Snapshots the envs of this process sealed, by their exact bytes (newer and older generation): their binding,
+state, rendering and info as they were (checked when they were made: restored without parsing or MAC)."""
+_OWN_SIZE = _snapshot.MEMO_SIZE // 2
+_EPOCH = [0]
+"""Bumped on a new snapshot key: MAC states (and memo entries) made under the old one are not used again."""
+
+
+class _Setting:
+    """A setting snapshots are bound to (:meth:`WebShopEnv._snapshot_config`): kept in the instance and read
+    as a plain attribute; a new value also forgets the env's snapshot head (the next snapshot is bound to the
+    new configuration, and a remembered one is checked against it)."""
+
+    __slots__ = ("name",)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __set__(self, env: Any, value: Any) -> None:
+        d = env.__dict__
+        d[self.name] = value
+        d["_snap_head"] = None
+
+
+def _forget_own(key_changed: bool) -> None:
+    _OWN[0], _OWN[1] = {}, {}  # clear_memo: a restore checks everything, as if the snapshot came from elsewhere
+    if key_changed:
+        _EPOCH[0] += 1
+
+
+_snapshot.on_clear_memo(_forget_own)
 
 
 def _nat(text: str, what: str) -> int:
@@ -118,6 +151,13 @@ class WebShopEnv(CreditEnv):
     ['search[<query>]']
     """
 
+    catalog = _Setting()
+    split = _Setting()
+    observation_mode = _Setting()
+    max_steps = _Setting()
+    show_attrs = _Setting()
+    reward_rules = _Setting()
+
     def __init__(
         self,
         num_products: int = 1000,
@@ -161,9 +201,18 @@ class WebShopEnv(CreditEnv):
         self._render_cache: dict[tuple, tuple[P.Page, str, tuple]] = {}
         self._restored_results: dict[str, tuple[str, ...]] = {}
         self._opt_codes: dict[str, dict[tuple[str, str], str]] = {}
-        self._snap_codes: list[Any] = [None, b"", None, b"", None, b""]
-        """(visited, its code, options, their code, query, its bytes) of the last snapshot: kept while the same
-        objects (they are replaced, never changed in place)."""
+        self._snap_codes: list[Any] = [set(), b"", {}, b"", "", b"", b"\x1f\x1f", "", "", 0]
+        """(visited, its code, options, their code, query, its bytes, the three joined, the options' product, the
+        product, its index + 1) of the last snapshot."""
+        self._opt_pieces: dict[str, dict[tuple[str, str], bytes]] = {}
+        self._snap_head: tuple | None = None
+        """What every snapshot starts with until the RNG, a setting or the key changes (:meth:`_new_snap_head`)."""
+        cls = type(self)
+        self._fast_get = (cls._snapshot_payload is WebShopEnv._snapshot_payload
+                          and cls._snapshot_config is WebShopEnv._snapshot_config)
+        """get_state in one pass (a subclass that overrides these hooks gets CreditEnv's path)."""
+        self._fast_set = cls._restore_snapshot is WebShopEnv._restore_snapshot
+        """set_state of a remembered snapshot in one pass (else through the subclass's ``_restore_snapshot``)."""
 
     @property
     def num_tasks(self) -> int:
@@ -293,6 +342,74 @@ class WebShopEnv(CreditEnv):
         return obs, reward, terminated, truncated, info
 
     # -- snapshots -------------------------------------------------------------------------------
+    def get_state(self) -> bytes:
+        """:meth:`CreditEnv.get_state` in one pass: the same bytes (binding, RNG, :meth:`_snapshot_payload`
+        under the keyed MAC); the body's start and its MAC state are computed once per RNG state, configuration
+        and key (:meth:`_new_snap_head`), and the snapshot is remembered by its bytes for :meth:`set_state`."""
+        d = self.__dict__
+        hc = d["_snap_head"]
+        if hc is None or hc[6] is not d["_rng_cache"] or hc[2] != _EPOCH[0] or d["_needs_reset"]:
+            if d["_needs_reset"] or not d["_fast_get"]:
+                return super().get_state()
+            hc = self._new_snap_head()
+        raw, entry = self._payload_entry(hc)
+        mac = hc[4].copy()
+        mac.update(raw)
+        snap = b"".join((_MAGIC, mac.digest(), hc[3], raw))
+        table = _OWN[0]
+        table[snap] = entry
+        if len(table) >= _OWN_SIZE:  # two generations, as the snapshot module's memo
+            _OWN[1], _OWN[0] = table, {}
+        return snap
+
+    def _new_snap_head(self) -> tuple:
+        """``(binding, RNG bytes, key epoch, body start, MAC state after it, RNG state, RNG cache, class)``: valid
+        while the env's RNG cache is that very tuple (the RNG unused since), no setting changed (a setting
+        forgets it) and the key is the same."""
+        rng = self._rng_bytes()
+        config, cached = self._snapshot_config(), self._binding_memo
+        prefix = cached[1] if cached is not None and cached[0] is config else self._binding(config)
+        old = self._snap_head
+        if old is not None and old[1] == rng and old[0] == prefix and old[2] == _EPOCH[0]:
+            head, mac, state = old[3], old[4], old[5]
+        else:
+            head = prefix + rng + b"\nb"
+            mac = _snapshot.keyed_mac()
+            mac.update(head)
+            state = _snapshot.rng_state(rng)
+        cache = self._rng_cache = (None, rng)  # what set_state leaves too: the RNG is this state until used
+        self._snap_head = (prefix, rng, _EPOCH[0], head, mac, state, cache, type(self))
+        return self._snap_head
+
+    def set_state(self, snapshot: bytes) -> tuple[str, dict[str, Any]]:
+        """:meth:`CreditEnv.set_state`; a snapshot an env of this process sealed (these exact bytes, under this
+        key, with this class and configuration: the same binding) is restored from its memo, anything else goes
+        the whole way (MAC, binding, every field checked, the query searched and the page rendered again)."""
+        d = self.__dict__
+        hit = (_OWN[0].get(snapshot) or _OWN[1].get(snapshot)) if snapshot.__class__ is bytes else None
+        if hit is not None:
+            hc = hit[0]
+            if hc is d["_snap_head"] or self._same_binding(hc):
+                if d["_fast_set"]:
+                    obs, info = self._restore_memo(hit)
+                else:
+                    self._needs_reset = True
+                    obs, info = self._restore_snapshot(hit)
+                    info = self._complete_info(obs, info)
+                if hc[5] is not None:  # applied when the RNG is next used, as CreditEnv.set_state
+                    self._rng_pending, self._rng_cache = hc[5], hc[6]
+                self._snap_head, self._needs_reset = hc, False
+                self._last_obs, self._last_info = obs, info
+                return obs, info
+        return super().set_state(snapshot)
+
+    def _same_binding(self, head: tuple) -> bool:
+        """Whether a snapshot head (another env's, or an older one of this env) binds to this env now."""
+        if head[7] is not type(self) or head[2] != _EPOCH[0]:
+            return False
+        config, cached = self._snapshot_config(), self._binding_memo
+        return head[0] == (cached[1] if cached is not None and cached[0] is config else self._binding(config))
+
     def _snapshot_config(self) -> str:
         """The configuration as one JSON string, rebuilt only when a setting changed (the base compares
         it on every get_state/set_state; a string costs a fraction of a nested dict)."""
@@ -326,50 +443,87 @@ class WebShopEnv(CreditEnv):
         ``\\x1e``, or ``#`` and ``name.value`` positions where the catalog's text holds those characters), the
         query, and after an invalid step with a reason, the reason. The search results are not in it: a
         restore from elsewhere searches the query again. The memo is the state itself (options and visited
-        sets are replaced, never changed in place, so it can share them) with its rendering and info."""
+        sets are replaced, never changed in place, so it can share them) with its rendering and info
+        (:meth:`_payload_entry`; :meth:`get_state` seals the same bytes without this hook)."""
+        return self._payload_entry(None)
+
+    def _payload_entry(self, head: Any) -> tuple[bytes, tuple]:
+        """The payload and ``(head, state, valid flag, invalid reason, page, observation, info values)``."""
         d = self.__dict__
         info = d["_last_info"]
         valid = info["action_valid"]
         reason = info.get("invalid_reason")
-        c = d["_snap_codes"]  # [visited, code, options, code, query, bytes]: kept while the same objects
-        vis = d["_visited"]
-        if c[0] is not vis:
-            c[0], c[1] = vis, ",".join(map(str, sorted(map(self._product_ids().__getitem__, vis)))).encode()
-        opts = d["_options"]
-        if c[2] is not opts:
-            c[2], c[3] = opts, self._options_code(opts)
-        query = d["_query"]
-        if c[4] is not query:
-            c[4], c[5] = query, query.encode()
-        state = _STATE(d)
+        c = d["_snap_codes"]  # [visited, code, options, code, query, bytes, the three joined, options' product,
+        state = _STATE(d)     # product, its index + 1]
+        if c[0] is not state[8] or c[2] is not state[6] or c[4] is not state[2]:
+            self._recode(state[8], state[6], state[2])
         asin = state[5]
-        raw = _HEAD.pack(state[0], _PAGE_INDEX[state[1]], state[4], self._asin_ids[asin] + 1 if asin else 0,
-                         state[9], 1 if valid else 0, _SUB_INDEX[state[7]]) + b"\x1f".join((c[1], c[3], c[5]))
+        if asin != c[8]:
+            c[8], c[9] = asin, (d["_asin_ids"] or self._product_ids())[asin] + 1 if asin else 0
+        raw = _HEAD.pack(state[0], _PAGE_INDEX[state[1]], state[4], c[9], state[9], valid, _SUB_INDEX[state[7]]) + c[6]
         if reason is not None:
             raw += b"\x1f" + reason.encode()
-        return raw, (state, valid, reason, d["_page"], d["_last_obs"], _INFO_VALUES(info))
+        return raw, (head, state, valid, reason, d["_page"], d["_last_obs"], _INFO_VALUES(info))
+
+    def _recode(self, vis: set[str], opts: dict[str, str], query: str) -> None:
+        """The payload's visited, options and query parts of a state where one of them is another object than
+        at the last snapshot (encoded again only where it also has another value: visited and options are
+        replaced, never changed in place, and often by an equal one)."""
+        c, changed = self._snap_codes, False
+        if c[0] is not vis:
+            if c[0] != vis:
+                ids, changed = self._product_ids(), True
+                if len(vis) == 1:
+                    (only,) = vis
+                    c[1] = b"%d" % ids[only]
+                else:
+                    c[1] = b",".join([b"%d" % i for i in sorted(map(ids.__getitem__, vis))])
+            c[0] = vis
+        if c[2] is not opts:
+            if c[2] != opts or opts and c[7] != self._asin:
+                c[3], c[7], changed = self._options_code(opts), self._asin, True
+            c[2] = opts
+        if c[4] is not query:
+            if c[4] != query:
+                c[5], changed = query.encode(), True
+            c[4] = query
+        if changed:
+            c[6] = b"\x1f".join((c[1], c[3], c[5]))
 
     def _options_code(self, opts: dict[str, str]) -> bytes:
         if not opts:
             return b""
-        text = "\x1e".join([f"{n}\x1d{v}" for n, v in opts.items()])
-        if text.count("\x1d") == len(opts) and text.count("\x1e") == len(opts) - 1 and "\x1f" not in text:
-            return text.encode()
+        pieces = self._opt_pieces.get(self._asin)
+        if pieces is None:
+            pieces = self._opt_pieces[self._asin] = {
+                nv: f"{nv[0]}\x1d{nv[1]}".encode() for nv in self._option_codes(self._asin)}
+            if any(p.count(b"\x1d") != 1 or b"\x1e" in p or b"\x1f" in p for p in pieces.values()):
+                pieces.clear()  # a name or value holds a separator: options by position instead
+        if pieces:
+            return b"\x1e".join(map(pieces.__getitem__, opts.items()))
         return ("#" + ",".join(map(self._option_codes(self._asin).__getitem__, opts.items()))).encode()
 
     def _restore_snapshot(self, payload: Any) -> tuple[str, dict[str, Any]]:
         if payload.__class__ is tuple:  # a snapshot this process took: its state, rendering and info as they were
-            state, valid, reason, self._page, obs, values = payload
-            if state[0] != self.goal_index:
-                self.goal = self.catalog.goals[state[0]]
-            (self.goal_index, self._page_kind, self._query, self._results, self._page_no, self._asin, self._options,
-             self._sub, self._visited, self._t) = state
-            self._score = 0.0
-            info = dict(zip(_RENDERED_INFO, values))
-            info["admissible_actions"] = list(info["admissible_actions"])
-        else:
-            obs, info, valid, reason = self._restore_bytes(payload)
+            return self._restore_memo(payload)
+        obs, info, valid, reason = self._restore_bytes(payload)
         info["action_valid"] = valid
+        if reason is not None:
+            info["invalid_reason"] = reason
+        return obs, info
+
+    def _restore_memo(self, memo: tuple) -> tuple[str, dict[str, Any]]:
+        """The state of a snapshot this process took, with its rendering and info as they were then (``memo``:
+        a :meth:`_payload_entry`)."""
+        _, state, valid, reason, page, obs, values = memo
+        if state[0] != self.goal_index:
+            self.goal = self.catalog.goals[state[0]]
+        (self.goal_index, self._page_kind, self._query, self._results, self._page_no, self._asin, self._options,
+         self._sub, self._visited, self._t) = state
+        self._score, self._page = 0.0, page
+        state_key, obs_key, admissible, task_id, won, score, kind = values
+        info = {"state_key": state_key, "obs_key": obs_key, "admissible_actions": list(admissible),
+                "task_id": task_id, "won": won, "action_valid": valid, "score": score, "page": kind}
         if reason is not None:
             info["invalid_reason"] = reason
         return obs, info
