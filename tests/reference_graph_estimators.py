@@ -69,14 +69,21 @@ def _solve(a, b):
     return [m[i][n] / m[i][i] for i in range(n)]
 
 
-def ref_graph(steps, *, gamma=0.95, lam=0.0, key="state_key", level=0, scope="group", time_aware=False,
-              truncation="zero", loops="auto", backoff=4.0, shrink=1.0, episode=0.0, invalid_penalty=0.0,
-              propagate_penalty=False):
+def _auto(loops, key, backoff):
     if loops == "auto":
-        loops = "none" if key == "state_key" else "split"
-    if loops == "split" and backoff > 0:
+        loops = {"state_key": "none", "obs_key": "events"}.get(key, "split")
+    if backoff is None:
+        backoff = 4.0 if loops == "split" else 0.0
+    return loops, backoff
+
+
+def ref_graph(steps, *, gamma=0.95, lam=0.0, key="state_key", level=0, scope="group", time_aware=False,
+              truncation="zero", loops="auto", backoff=None, shrink=1.0, episode=0.0, invalid_penalty=0.0,
+              propagate_penalty=False):
+    loops, backoff = _auto(loops, key, backoff)
+    if loops in ("split", "events") and backoff > 0:
         opts = dict(gamma=gamma, key=key, level=level, scope=scope, time_aware=time_aware, truncation=truncation)
-        v_split, node_s, _ = _values(steps, loops="split", invalid_penalty=invalid_penalty,
+        v_split, node_s, _ = _values(steps, loops=loops, invalid_penalty=invalid_penalty,
                                      propagate_penalty=propagate_penalty, **opts)
         v_base, node_b, _ = _values(steps, loops="none", invalid_penalty=invalid_penalty,
                                     propagate_penalty=propagate_penalty, **opts)
@@ -125,8 +132,10 @@ class _Graph:
             c = steps.final_state_key if key == "state_key" else steps.final_obs_key
             final_col = None if c is None else c.tolist()
         node, nxt, loop = {}, {}, {}
+        obs = steps.obs_key.tolist()
         for rows in tr.values():
             count = 0
+            events = frozenset()  # loops="events": the observations this trajectory has looped at so far
             for pos, i in enumerate(rows):
                 sc = int(steps.group_id[i]) if scope == "group" else 0
                 k = _key(steps, key, level, i)
@@ -135,12 +144,18 @@ class _Graph:
                 else:
                     kn = final_col[i] if final_col is not None else MISSING
                 loop[i] = valid[i] and kn != MISSING and kn == k
-                c_here = count
+                if loops == "events" and key == "history":  # events are self-loops of the observation
+                    loop[i] = valid[i] and pos + 1 < len(rows) and obs[rows[pos + 1]] == obs[i]
+                c_here, e_here = count, events
                 if loops == "split" and loop[i]:
                     count += 1
+                if loops == "events" and loop[i]:
+                    events = events | {obs[i] if key == "history" else k}
                 t = int(steps.t[i])
-                node[i] = (sc, k, c_here if loops == "split" else 0, t if time_aware else 0)
-                nxt_t = (sc, kn, count if loops == "split" else 0, t + 1 if time_aware else 0)
+                tag = c_here if loops == "split" else (e_here if loops == "events" else 0)
+                tag_next = count if loops == "split" else (events if loops == "events" else 0)
+                node[i] = (sc, k, tag, t if time_aware else 0)
+                nxt_t = (sc, kn, tag_next, t + 1 if time_aware else 0)
                 if pos + 1 < len(rows):
                     nxt[i] = nxt_t
                 elif term[i] or truncation == "zero" or kn == MISSING:
@@ -316,17 +331,20 @@ def ref_gagpo(steps, *, gamma=0.95, lam=0.95, key="state_key", level=0, norm="me
     return out
 
 
-def ref_graph_q(steps, *, gamma=0.95, lam=0.5, key="state_key", level=0, center_key=None, center_level=None,
-                prior=1.0, scope="group", time_aware=False, truncation="zero", loops="auto", backoff=4.0,
+def ref_graph_q(steps, *, gamma=0.95, lam="auto", key="state_key", level=0, center_key=None, center_level=None,
+                prior=1.0, scope="group", time_aware=False, truncation="zero", loops="auto", backoff=None,
                 shrink=1.0, episode=0.0, invalid_penalty=0.0, propagate_penalty=False):
-    """Loops over rows: graph values (split back-off, shrinkage), lam-returns, node-centred baseline."""
-    if loops == "auto":
-        loops = "split" if key == "obs_key" else "none"
+    """Loops over rows: graph values (split/events back-off, shrinkage), lam-returns, node-centred baseline."""
+    if lam == "auto":  # bootstrap on true states only
+        lam = 0.5 if key == "state_key" else 1.0
+    if loops == "auto" and key == "history":
+        loops = "none"
+    loops, backoff = _auto(loops, key, backoff)
     args = (steps, gamma, key, level, scope, time_aware, truncation)
     g = _Graph(*args, loops, invalid_penalty, propagate_penalty)
     n = steps.n
     v = dict(g.v)
-    if loops == "split" and backoff > 0:
+    if loops in ("split", "events") and backoff > 0:
         g0 = _Graph(*args, "none", invalid_penalty, propagate_penalty)
         v = {u: (len(g.at[u]) * g.v[u] + backoff * g0.v[g0.node[g.at[u][0]]]) / (len(g.at[u]) + backoff)
              for u in g.at}

@@ -24,6 +24,7 @@ from agentgym_credit.wrappers.collector import GroupedRolloutCollector
 torch = pytest.importorskip("torch")
 
 from agentgym_credit.bench import train as T  # noqa: E402
+from agentgym_credit.bench import train_report as TR  # noqa: E402
 
 
 def _chain() -> TabularModel:
@@ -141,6 +142,29 @@ def test_comparisons_are_paired_and_holm_corrected():
     assert comps[("gigpo[obs]", "grpo", "steps_censored")]["holm"] == "tie"
     assert comps[("gigpo[state]", "gigpo[obs]", "steps_censored")]["holm"] == "win"
     assert ("hgpo", "gigpo[state]", "final") not in comps  # pairs only among the estimators run
+
+
+def test_primary_family_is_holm_corrected_on_its_own():
+    """A confirmatory run's primary comparisons (label vs GiGPO on the same key, steps to target) get their own
+    Holm family: an effect that a 40-comparison family would bury survives a 1-comparison family."""
+    ests = ("grpo", "gigpo[state]", "gigpo[obs]", "hgpo", "hgpo+episode", "graph[state]", "graph[obs]",
+            "graph_q[obs]", "graphgpo[obs]", "gagpo[obs]")
+    rng = np.random.default_rng(1)
+    runs = [{"task": "aliased", "estimator": e, "seed": s, "final": 0.9,
+             "steps_censored": 10_000 + rng.normal(0, 1_000) - (1_000 if e == "graph[obs]" else 0)}
+            for s in range(10) for e in ests]
+    plain = T.TrainBenchConfig(tasks=("aliased",), estimators=ests, seeds=10)
+    conf = T.TrainBenchConfig(tasks=("aliased",), estimators=ests, seeds=10, primary=("graph[obs]",))
+    c0 = {(c["a"], c["b"], c["measure"]): c for c in TS.comparisons(plain, runs)}
+    c1 = {(c["a"], c["b"], c["measure"]): c for c in TS.comparisons(conf, runs)}
+    key = ("graph[obs]", "gigpo[obs]", "steps_censored")
+    assert c0[key]["p"] == c1[key]["p"] and 0.002 < c1[key]["p"] < 0.05  # 34 comparisons: Holm needs < 0.0015
+    assert c0[key]["holm"] == "tie" and "primary" not in c0[key]
+    assert c1[key]["primary"] == "win" and c1[key]["holm"] == "tie"
+    assert sum("primary" in c for c in c1.values()) == 1
+    assert "Holm's correction over these 1 comparisons alone" in "\n".join(TR.primary_lines(conf, list(c1.values())))
+    with pytest.raises(ValueError, match="primary"):
+        T.TrainBenchConfig(estimators=("grpo",), primary=("graph[obs]",)).validate()
 
 
 def test_rank_correlations_with_learning_speed():

@@ -76,15 +76,15 @@ OPTIONS = {
     "graph": st.fixed_dictionaries({
         "gamma": gamma, "lam": st.sampled_from([0.0, 0.5, 1.0]), "key": st.sampled_from(["state_key", "obs_key"]),
         "scope": st.sampled_from(["group", "batch"]), "time_aware": st.booleans(),
-        "loops": st.sampled_from(["auto", "none", "mc", "split"]), "shrink": st.sampled_from([0.0, 2.0]),
-        "backoff": st.sampled_from([0.0, 4.0]),
+        "loops": st.sampled_from(["auto", "none", "mc", "split", "events"]), "shrink": st.sampled_from([0.0, 2.0]),
+        "backoff": st.sampled_from([None, 0.0, 4.0]),
         "episode": st.sampled_from([0.0, 1.0]), "invalid_penalty": pen, "propagate_penalty": prop}),
     "graph_q": st.fixed_dictionaries({
-        "gamma": gamma, "lam": st.sampled_from([0.0, 0.5, 1.0]), "key": st.sampled_from(["state_key", "obs_key"]),
+        "gamma": gamma, "lam": st.sampled_from([0.0, 0.5, 1.0, "auto"]), "key": st.sampled_from(["state_key", "obs_key"]),
         "center_key": st.sampled_from([None, "state_key", "obs_key"]), "prior": st.sampled_from([0.0, 1.0, 3.0]),
         "scope": st.sampled_from(["group", "batch"]), "time_aware": st.booleans(),
-        "loops": st.sampled_from(["auto", "none", "mc", "split"]), "shrink": st.sampled_from([0.0, 1.0]),
-        "backoff": st.sampled_from([0.0, 4.0]),
+        "loops": st.sampled_from(["auto", "none", "mc", "split", "events"]), "shrink": st.sampled_from([0.0, 1.0]),
+        "backoff": st.sampled_from([None, 0.0, 4.0]),
         "episode": st.sampled_from([0.0, 1.0]), "invalid_penalty": pen, "propagate_penalty": prop}),
     "graphgpo": st.fixed_dictionaries({
         "omega": st.sampled_from([0.1, 0.5, 1.0]), "key": st.sampled_from(["state_key", "obs_key"]),

@@ -104,7 +104,9 @@ OPTIONS = {
               {"truncation": "bootstrap", "scope": "batch", "propagate_penalty": True, "invalid_penalty": -0.2},
               {"truncation": "bootstrap", "key": "obs_key", "loops": "mc", "gamma": 0.99},
               {"key": "obs_key", "gamma": 1.0, "lam": 0.5}, {"key": "obs_key", "backoff": 0.0, "shrink": 0.0},
-              {"key": "obs_key", "loops": "split", "backoff": 1.5, "time_aware": True}],
+              {"key": "obs_key", "loops": "split", "backoff": 1.5, "time_aware": True},
+              {"key": "obs_key", "loops": "events", "backoff": 2.0}, {"key": "obs_key", "loops": "events", "lam": 0.5},
+              {"key": "history", "level": 1, "loops": "events", "truncation": "bootstrap"}],
     "graphgpo": [{}, {"normalize_distance": True, "key": "state_key"}, {"norm": "mean", "omega": 0.5},
                  {"key": "history", "level": 1, "episode_baseline": "trajectory"}],
     "gagpo": [{}, {"key": "obs_key", "lam": 0.5}, {"norm": "mean", "invalid_penalty": -0.1},
@@ -286,8 +288,9 @@ def simulate(model, n_traj, seed, horizon, group=0, traj0=0):
 
 def test_aliasing_take_key_not_punished_on_obs_key():
     """AliasedGrid: "take key" is a self-loop of the observation graph. Plain TD(0) on obs_key gives it
-    -(1 - gamma) V-hat (never > 0); loops='split' (the default on obs_key) gives it mostly the sign of
-    the true A^pi, loops='mc' a positive mean."""
+    -(1 - gamma) V-hat (never > 0); loops='events' (the default on obs_key: the node remembers which
+    observations the trajectory has looped at) and 'split' give it mostly the sign of the true A^pi,
+    loops='mc' a positive mean."""
     from agentgym_credit.credit.oracle import evaluate_policy
     from agentgym_credit.credit.policies import UniformPolicy
     from agentgym_credit.envs.gridworld.aliased import AliasedGridEnv
@@ -311,9 +314,17 @@ def test_aliasing_take_key_not_punished_on_obs_key():
 
     plain = graph(s, gamma=gamma, key="obs_key", loops="none", shrink=0)
     assert np.all(plain[take] <= 1e-12) and sign_ok(plain) < 0.05  # the failure mode the option exists for
-    split = graph(s, gamma=gamma, key="obs_key", shrink=0)
-    np.testing.assert_array_equal(split, graph(s, gamma=gamma, key="obs_key", loops="split", shrink=0))
+    split = graph(s, gamma=gamma, key="obs_key", loops="split", shrink=0)
     assert split[take].mean() > 0 and sign_ok(split) > 0.55
+    events = graph(s, gamma=gamma, key="obs_key", shrink=0)
+    np.testing.assert_array_equal(events, graph(s, gamma=gamma, key="obs_key", loops="events", backoff=0.0, shrink=0))
+    # the events node is (position, whether the trajectory has looped at the rack / at the door): the key
+    # is known, so it is nearly as accurate as the true state (measured: "take key" sign 0.76 vs 0.85 on
+    # state_key, 0.59 split; all-row Pearson 0.72 vs 0.74, 0.66 split)
+    assert events[take].mean() > 0 and sign_ok(events) > 0.7 and sign_ok(events) > sign_ok(split) + 0.1
+    r = {name: np.corrcoef(a, true_a)[0, 1] for name, a in (("events", events), ("split", split),
+                                                         ("state", graph(s, gamma=gamma, shrink=0)))}
+    assert r["events"] > r["split"] + 0.03 and r["events"] > r["state"] - 0.05
     assert sign_ok(graph(s, gamma=gamma, key="obs_key")) > 0.55  # every default
     assert graph(s, gamma=gamma, key="obs_key", loops="mc", shrink=0)[take].mean() > 0
     # state keys see the change: no option needed there

@@ -59,7 +59,8 @@ SIGNALS: dict[str, Signal] = {
     "graph lam.5": lambda s, o, g: advantages("graph", s, gamma=g, lam=0.5),
     "graph time": lambda s, o, g: advantages("graph", s, gamma=g, time_aware=True),
     "graph[obs]": lambda s, o, g: advantages("graph", s, gamma=g, key="obs_key"),
-    "graph[obs] backoff0": lambda s, o, g: advantages("graph", s, gamma=g, key="obs_key", backoff=0.0),
+    "graph[obs] split": lambda s, o, g: advantages("graph", s, gamma=g, key="obs_key", loops="split"),
+    "graph[obs] backoff4": lambda s, o, g: advantages("graph", s, gamma=g, key="obs_key", backoff=4.0),
     "graph[obs] none": lambda s, o, g: advantages("graph", s, gamma=g, key="obs_key", loops="none"),
     "graph[obs] mc": lambda s, o, g: advantages("graph", s, gamma=g, key="obs_key", loops="mc"),
     "graph[obs-hist2]": lambda s, o, g: advantages("graph", o, gamma=g, key="history", level=2),
@@ -72,7 +73,8 @@ SIGNALS: dict[str, Signal] = {
 COMPARISONS = (("graph", "gigpo[state]"), ("graph", "graphgpo"), ("graph", "gagpo"), ("graph", "hgpo"),
                ("graph", "graph shrink0"), ("graph shrink2", "graph"), ("graph time", "graph"),
                ("graph[obs]", "gigpo[obs]"), ("graph[obs]", "graphgpo"), ("graph[obs]", "gagpo[obs]"),
-               ("graph[obs]", "graph[obs] none"), ("graph[obs]", "graph[obs] backoff0"),
+               ("graph[obs]", "graph[obs] none"), ("graph[obs]", "graph[obs] split"),
+               ("graph[obs]", "graph[obs] backoff4"),
                ("graph_q", "graph"), ("graph_q[obs]", "graph[obs]"), ("graph_q[oh1]", "gigpo[obs]"),
                ("graph_q[oh1]", "graph[obs]"), ("graph_q[oh1]", "graph[oh1]"))
 
@@ -164,11 +166,13 @@ def main(argv: list[str] | None = None) -> int:
                f"cycling over the first {a.instances}), {a.seeds} seeds, γ = 0.95, estimators at their defaults "
                "unless the signal name says otherwise. Signals: " + "; ".join(f"`{k}`" for k in SIGNALS) + ".",
                "`graph` runs at its defaults (shrink 1); `shrink0` is the plain certainty-equivalence estimator. "
-               "`[obs]` keys the graph on `obs_key` (what an agent sees; loops='split' with backoff 4 by default "
-               "there), "
+               "`[obs]` keys the graph on `obs_key` (what an agent sees; by default there loops='events': a node is "
+               "(observation, the set of observations the trajectory has looped at so far), no back-off; "
+               "`split` is the earlier default, a loop counter with back-off 4 to the unsplit graph), "
                "`[obs-hist2]` on the fingerprint of the last 3 observations, `[oh1]` on the last 2 (o_{t-1}, o_t), "
-               "`time` on (state, t). `graph_q` takes the graph's λ-return (λ = 0.5) as the target and the mean "
-               "target of the rows at the same node as the baseline (not V-hat of the node)."]
+               "`time` on (state, t). `graph_q` takes the graph's λ-return as the target (λ 'auto': 0.5 on "
+               "state_key, 1 on agent-visible keys) and the mean target of the rows at the same node as the "
+               "baseline (not V-hat of the node)."]
     text = report(res, a.tasks, a.policies, a.group_sizes, header)
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -106,10 +106,14 @@ ESTIMATORS: dict[str, tuple[str, dict[str, Any]]] = {
     "hgpo_precision": ("hgpo_precision", {}),
     "gigpo[state]+branch": ("gigpo", {"anchor": "state_key"}),
     **_graph_entries(),
-    "graph_q[obs]": ("graph_q", {"key": "obs_key"}),
+    "graph_q[obs]": ("graph_q", {"key": "obs_key"}),  # lam 'auto': 1 on obs_key (no bootstrap)
+    "graph_q[obs]+lam.5": ("graph_q", {"key": "obs_key", "lam": 0.5}),
+    "graph_q[obs]+events.5": ("graph_q", {"key": "obs_key", "lam": 0.5, "loops": "events"}),
+    # graph's obs_key default before loops='events': a loop counter, leaning on the unsplit graph
+    "graph[obs]+split": ("graph", {"key": "obs_key", "loops": "split", "backoff": 4.0}),
     # history level 1 over observations, (o_{t-1}, o_t): what the agent sees (the collector's history keys
     # are over the true state; bench_advantages rebuilds them from obs_key)
-    "graph_q[oh1]": ("graph_q", {"key": "history", "level": 1, "history_from": "obs_key"}),
+    "graph_q[oh1]+lam.5": ("graph_q", {"key": "history", "level": 1, "lam": 0.5, "history_from": "obs_key"}),
     "graph[oh1]": ("graph", {"key": "history", "level": 1, "lam": 0.5, "loops": "none", "history_from": "obs_key"}),
 }
 """Label -> (registered estimator, options); everything else is each estimator's default. HGPO's
@@ -125,7 +129,7 @@ def default_estimators() -> tuple[str, ...]:
     """What a run without ``--estimators`` trains: GRPO, GiGPO (both keys), HGPO with and without its
     episode term, and every registered graph estimator."""
     return ("grpo", "gigpo[state]", "gigpo[obs]", "hgpo", "hgpo+episode",
-            *(k for k in ESTIMATORS if k.split("[")[0] in ("graph", "graph_q", "graphgpo", "gagpo")))
+            *(k for k in ESTIMATORS if k.split("[")[0] in ("graph", "graph_q", "graphgpo", "gagpo") and "+" not in k))
 
 
 @dataclass
@@ -136,6 +140,7 @@ class TrainBenchConfig:
     estimators: tuple[str, ...] = field(default_factory=default_estimators)
     policy: str = "tabular"
     seeds: int = 10
+    seed_base: int = 0
     sweep_seeds: int = 2
     lrs: tuple[float, ...] = (4.0, 8.0, 16.0, 32.0)
     budget_steps: int | None = None
@@ -154,6 +159,11 @@ class TrainBenchConfig:
     progress: bool = True
     command: str = "agentgym-credit bench train"
     quick: bool = False
+    # a confirmatory run: labels whose steps to target vs their GiGPO partner (same key) form the primary
+    # family, Holm-corrected on its own and stated before the run; predictions / their check as markdown files
+    primary: tuple[str, ...] = ()
+    predictions: Path | None = None
+    checked: Path | None = None
     # the bow arm only
     eval_tasks: int = 10
     eval_rollouts: int = 4
@@ -188,6 +198,11 @@ class TrainBenchConfig:
                      "minibatch", "fixed_seeds"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
+        if self.seed_base < 0:
+            raise ValueError("seed_base must be >= 0")
+        for e in self.primary:
+            if e not in self.estimators:
+                raise ValueError(f"primary estimator {e!r} is not among the estimators run")
         if self.group_size < 2:
             raise ValueError("group_size must be >= 2 (group baselines need two rollouts)")
         if not self.lrs or min(self.lrs) <= 0:
@@ -340,7 +355,8 @@ def run_benchmark(cfg: TrainBenchConfig) -> TrainResult:
             scores = {lr: np.mean([r["auc"] for r in res.sweep if (r["task"], r["estimator"], r["lr"]) ==
                                    (task, label, lr)]) for lr in cfg.lrs}
             best[(task, label)] = max(cfg.lrs, key=lambda lr: scores.get(lr, -1.0)) if sweep else cfg.lrs[0]
-    combos = [(t, e, s) for t in cfg.tasks for s in range(cfg.seeds) for e in cfg.estimators]
+    combos = [(t, e, s) for t in cfg.tasks for s in range(cfg.seed_base, cfg.seed_base + cfg.seeds)
+              for e in cfg.estimators]
     for task, label, seed in R.progress(combos, total=len(combos), desc="bench train", enable=cfg.progress):
         res.rows.extend(train_one(task, label, seed, cfg, best[(task, label)]))
     if cfg.policy == "tabular":
@@ -360,6 +376,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", choices=("tabular", "bow"), default=None,
                    help="tabular softmax with exact success (default) or the bag-of-words torch policy")
     p.add_argument("--seeds", type=int, default=None, help="fresh seeds per estimator (default 10)")
+    p.add_argument("--seed-base", type=int, default=None,
+                   help="first fresh seed (default 0; a confirmatory run takes seeds no exploration has seen)")
     p.add_argument("--sweep-seeds", type=int, default=None, help="seeds per learning rate in the sweep (default 2)")
     p.add_argument("--lrs", type=float, nargs="+", default=None,
                    help="learning rates swept per estimator (one value: no sweep)")
@@ -377,6 +395,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--from-csv", type=Path, default=None,
                    help="re-render the report from the CSVs written earlier (no training)")
     p.add_argument("--note", default=None, help="a line printed under the wall time (kept when re-rendering)")
+    p.add_argument("--primary", nargs="+", default=None, choices=list(ESTIMATORS), metavar="LABEL",
+                   help="primary comparisons: these labels vs GiGPO on the same key, env steps to target, Holm "
+                        "over this family alone (state them before the run)")
+    p.add_argument("--predictions", type=Path, default=None, help="markdown file: the predictions, written before the run")
+    p.add_argument("--checked", type=Path, default=None,
+                   help="markdown file: the predictions checked against the run (written after it)")
     return p
 
 
@@ -385,10 +409,11 @@ def config_from_args(argv: Sequence[str]) -> tuple[TrainBenchConfig, argparse.Na
     out = args.out if args.out is not None else Path("agc-bench" if args.quick else "benchmarks")
     kw: dict[str, Any] = {"out": out, "name": args.name, "progress": not args.no_progress,
                           "command": "agentgym-credit bench train " + " ".join(argv)}
-    for k in ("seeds", "sweep_seeds", "budget_steps", "target", "groups", "group_size", "adv_scale", "policy"):
+    for k in ("seeds", "seed_base", "sweep_seeds", "budget_steps", "target", "groups", "group_size", "adv_scale",
+              "policy", "predictions", "checked"):
         if getattr(args, k) is not None:
             kw[k] = getattr(args, k)
-    for k in ("tasks", "estimators", "lrs"):
+    for k in ("tasks", "estimators", "lrs", "primary"):
         if getattr(args, k):
             kw[k] = tuple(getattr(args, k))
     cfg = TrainBenchConfig.quick_config(**kw) if args.quick else TrainBenchConfig(**kw)

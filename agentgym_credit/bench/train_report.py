@@ -285,7 +285,9 @@ def write_report(cfg: TrainBenchConfig, res: TrainResult) -> dict[str, Path]:
           *([f"Note: {res.note}", ""] if res.note else []),
           "## Summary", "", *summary_lines(cfg, predicts, summary, comps), "",
           "## What predicts learning", "", *predicts, "",
-          "## Predictions", "", *PREDICTIONS, "",
+          *primary_lines(cfg, comps),
+          "## Predictions", "", *(_text(cfg.predictions) or PREDICTIONS), "",
+          *(["## Predictions checked", "", *_text(cfg.checked), ""] if cfg.checked else []),
           "## Findings", "",
           f"Paired over {cfg.seeds} seeds (each seed: the same task instances and env seeds for every estimator); "
           f"intervals are 95% t-intervals of the paired difference; a difference counts only if it survives Holm's "
@@ -305,7 +307,8 @@ def write_report(cfg: TrainBenchConfig, res: TrainResult) -> dict[str, Path]:
           f"(γ = {cfg.gamma}, history depth K = {cfg.history_depth}, otherwise each estimator's defaults).",
           f"- Step size matched: advantages rescaled per batch (`adv_scale={cfg.adv_scale}`), and each "
           f"estimator's learning rate picked from {list(cfg.lrs)} by the mean area under its success curve on "
-          f"{cfg.sweep_seeds} sweep seeds (1000..); the report uses {cfg.seeds} fresh seeds (0..) at the picked rate."
+          f"{cfg.sweep_seeds} sweep seeds (1000..); the report uses {cfg.seeds} fresh seeds ({cfg.seed_base}..) at the "
+          "picked rate."
           + _edge_note(cfg, summary),
           "- Budgets in env steps: " + ", ".join(f"{t} {cfg.budget_for(t):,} steps, target {cfg.target_for(t):.0%}"
                                                  for t in cfg.tasks)
@@ -359,6 +362,29 @@ def write_report(cfg: TrainBenchConfig, res: TrainResult) -> dict[str, Path]:
     return paths
 
 
+def _text(path: Path | None) -> list[str]:
+    """The lines of a markdown file given on the command line (none without one)."""
+    return Path(path).read_text().rstrip().splitlines() if path else []
+
+
+def primary_lines(cfg: TrainBenchConfig, comps: Sequence[dict[str, Any]]) -> list[str]:
+    """The primary family of a confirmatory run (``cfg.primary``), Holm-corrected on its own."""
+    fam = [c for c in comps if "primary" in c]
+    if not fam:
+        return []
+    verdict = {"win": "fewer env steps, surviving Holm", "loss": "more env steps, surviving Holm",
+               "tie": "no difference after Holm"}
+    out = ["## Primary comparisons", "",
+           f"Stated before the run: env steps to target of {', '.join(f'`{e}`' for e in cfg.primary)} against GiGPO on "
+           f"the same key, on {', '.join(cfg.tasks)}; Holm's correction over these {len(fam)} comparisons alone "
+           f"(α = 0.05), paired over {cfg.seeds} fresh seeds ({cfg.seed_base}..).", ""]
+    for c in fam:
+        rel = f", {c['relative']:+.0%}" if math.isfinite(c["relative"]) else ""
+        out.append(f"- {c['task']}: `{c['a']}` − `{c['b']}` = {c['diff']:+.0f} ± {c['ci']:.0f} env steps{rel} "
+                   f"(p = {c['p']:.3g}): **{verdict[c['primary']]}**.")
+    return out + [""]
+
+
 def read_result(csv_path: Path) -> TrainResult:
     """A :class:`~agentgym_credit.bench.train.TrainResult` from the CSVs of an earlier run."""
     from agentgym_credit.bench.train import TrainResult
@@ -392,5 +418,5 @@ def print_summary(cfg: TrainBenchConfig, res: TrainResult) -> None:
                              R.fmt_num(r["steps_censored"], 0), R.fmt_num(r["final"], 3)] for r in summary]))
 
 
-__all__ = ["PREDICTIONS", "METRIC_NAMES", "findings", "predicts_lines", "summary_lines", "plot_training", "write_report",
+__all__ = ["PREDICTIONS", "METRIC_NAMES", "findings", "primary_lines", "predicts_lines", "summary_lines", "plot_training", "write_report",
            "read_result", "print_summary"]

@@ -148,7 +148,7 @@ def gigpo_partner(label: str) -> str:
     """The GiGPO arm a graph-family label is compared with, on the same information: ``[obs]`` and
     observation histories (``[oh1]``, ...: what the agent sees) against ``gigpo[obs]``, everything else
     (true states, true-state histories) against ``gigpo[state]``."""
-    key = label[label.index("["):] if "[" in label else "[state]"
+    key = label[label.index("["):label.index("]") + 1] if "[" in label else "[state]"
     return "gigpo[obs]" if key == "[obs]" or key.startswith("[oh") else "gigpo[state]"
 
 
@@ -178,6 +178,9 @@ def comparisons(cfg: TrainBenchConfig, runs: Sequence[dict[str, Any]], alpha: fl
     better = [(-c["diff"] if c["measure"] == "steps_censored" else c["diff"]) for c in out]
     for c, v in zip(out, M.holm_verdicts(better, [c["p"] for c in out], alpha)):
         c["holm"] = v
+    fam = [c for c in out if c["a"] in cfg.primary and c["b"] == gigpo_partner(c["a"]) and c["measure"] == "steps_censored"]
+    for c, v in zip(fam, M.holm_verdicts([-c["diff"] for c in fam], [c["p"] for c in fam], alpha)):
+        c["primary"] = v
     return out
 
 

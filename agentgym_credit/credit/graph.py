@@ -32,15 +32,24 @@ Choices, all options:
   whatever it did. ``loops`` decides: ``"none"`` (plain TD), ``"mc"`` (a VALID row whose next key
   equals its own does not bootstrap on the aliased graph at all: its credit is its own discounted
   Monte-Carlo return minus V-hat(u), since every later node may alias the hidden change too;
-  invalid rows are true no-ops and keep TD), ``"split"`` (the node
-  is (key, number of valid self-loops so far in the trajectory): a hidden-progress counter that
-  separates "before" from "after" such an action; with ``backoff=k > 0``, default 4, a split node's
-  V-hat is (n V-hat_split + k V-hat_unsplit) / (n + k), so thin split nodes lean on the unsplit graph),
-  ``"auto"`` (default: ``"split"`` unless
-  ``key="state_key"``, whose self-loops are real: ``"none"``). Measured on AliasedGrid (3x3,
+  invalid rows are true no-ops and keep TD), ``"split"`` (the node is (key, number of valid
+  self-loops so far in the trajectory): a hidden-progress counter), ``"events"`` (the node is (key,
+  the SET of observations at which the trajectory has made a valid self-loop so far): it remembers
+  WHERE the hidden change may have happened, so looping at the key rack and looping at the locked
+  door are different histories, and looping twice at one place is a real no-op; for ``key="history"``
+  the loops are those of ``obs_key``), ``"auto"`` (default: ``"events"`` on ``obs_key``, ``"none"``
+  on ``state_key``, whose self-loops are real, ``"split"`` on ``history``). With ``backoff=k > 0`` a
+  split or events node's V-hat is (n V-hat_split + k V-hat_unsplit) / (n + k), so thin nodes lean on
+  the unsplit graph; ``backoff=None`` (default) is 4 for ``"split"`` and 0 for ``"events"`` (leaning
+  on the unsplit graph brings back the aliasing the events removed). Measured on AliasedGrid (3x3,
   uniform policy, 100 groups of 8, gamma .95, shrink 0; ``tests/test_graph_estimators.py``), "take
-  key" without the key: sign agreement with the true A^pi 0.01 (none) / 0.34 (mc) / 0.61 (split,
-  backoff 0) / 0.59 (split, backoff 4), all-row Pearson 0.65 / 0.51 / 0.55 / 0.66 (state_key: 0.74).
+  key" without the key: sign agreement with the true A^pi 0.01 (none) / 0.34 (mc) / 0.59 (split)
+  / 0.76 (events), all-row Pearson 0.65 / 0.51 / 0.66 / 0.72 (state_key: 0.85, 0.74). In training
+  (``benchmarks/training_graph_obs.md``) the counter collapses on AliasedGrid (it merges "took the
+  key" with "tried the locked door") and the events do not. The price: where self-loops are real
+  no-ops (slips into walls, a repeated ``look``), events split nodes for nothing and thin the graph
+  (``benchmarks/graph_credit.md``: -0.05 to -0.15 Pearson vs ``"none"`` on GradedGrid and Household
+  at fixed policies).
 - **Thin graphs.** ``shrink=k > 0`` (default 1; 0 = the plain certainty-equivalence values)
   replaces V-hat(u) by (n_u V-hat(u) + k b) / (n_u + k), n_u the rows at u, b the scope's mean
   discounted step return: nodes seen once pull toward the group baseline instead of giving TD 0
@@ -52,8 +61,7 @@ A group with one trajectory is valid (its graph is its own path: with ``shrink=0
 except where it revisits nodes; with shrinkage its values lean toward its own mean return). NaN
 rewards are refused by :class:`StepArrays`. Cost: node coding in an open hash table (linear), a
 handful of segmented scans, and one dense solve per scope of size = nodes met at least twice
-(batched); ``loops="split"`` with back-off solves two graphs (1M steps: 0.31 s CPU on
-state keys, 0.56 s on obs keys with the default split; ``benchmarks/credit_speed.md``).
+(batched); a back-off solves two graphs (``benchmarks/credit_speed.md``).
 """
 
 from __future__ import annotations
@@ -71,8 +79,9 @@ from agentgym_credit.keys import MISSING
 
 SCOPES = ("group", "task", "batch")
 TRUNCATIONS = ("zero", "bootstrap")
-LOOPS = ("auto", "none", "mc", "split")
+LOOPS = ("auto", "none", "mc", "split", "events")
 _T_SALT = np.uint64(0xD6E8FEB86659FD93)
+_E_SALT = np.uint64(0x9E6C63D0676A9A99)
 
 
 def graph_nodes(steps: StepArrays, *, key: str = "state_key", level: int = 0, scope: str = "group",
@@ -102,6 +111,19 @@ def graph_nodes(steps: StepArrays, *, key: str = "state_key", level: int = 0, sc
         c = _count_before(loop, w)
         kk = mix64(c, k)
         kn = mix64(c + loop, k_next)
+    elif loops == "events":
+        ko = k  # events are self-loops of what the agent sees: the observation (obs_key) for history keys too
+        if key == "history":
+            ko = steps.obs_key[w.order]
+            ko_next = np.empty(n, np.uint64)
+            ko_next[:-1] = ko[1:]
+            if n:
+                ko_next[w.last] = np.uint64(MISSING)
+            loop = valid & ~w.last & (ko_next == ko)
+        first = _first_loops(loop, ko, w)
+        e = _events_before(first, w)
+        kk = mix64(e, k)
+        kn = mix64(e ^ first, k_next)
     if time_aware:
         t = steps.t[w.order]
         kk = mix64(t, kk ^ _T_SALT)
@@ -127,6 +149,32 @@ def _count_before(flag: np.ndarray, w) -> np.ndarray:
     return c - np.maximum.accumulate(np.where(first, c, 0))
 
 
+def _first_loops(loop: np.ndarray, k: np.ndarray, w) -> np.ndarray:
+    """Per sorted row: a hash of its key if it is its trajectory's FIRST self-loop at that key, else 0."""
+    n = len(k)
+    seg = np.cumsum(np.r_[True, w.last[:-1]]) - 1 if n else np.zeros(0, np.int64)
+    x = np.zeros(n, np.uint64)
+    li = np.flatnonzero(loop)
+    if len(li):
+        pair = mix64(seg[li], k[li] ^ _E_SALT)
+        _, first = np.unique(pair, return_index=True)
+        fi = li[first]
+        x[fi] = mix64(np.zeros(len(fi), np.int64), k[fi] ^ _E_SALT) | np.uint64(1)
+    return x
+
+
+def _events_before(x: np.ndarray, w) -> np.ndarray:
+    """Per sorted row: the XOR of ``x`` (:func:`_first_loops`) over the rows before it in its trajectory (a
+    set hash of the distinct keys at which the trajectory has looped so far)."""
+    if not len(x):
+        return x
+    acc = np.bitwise_xor.accumulate(x) ^ x  # exclusive prefix XOR over all rows
+    first = np.r_[True, w.last[:-1]]
+    start = np.flatnonzero(first)
+    seg = np.cumsum(first) - 1
+    return acc ^ acc[start][seg]
+
+
 def _scope_ids(steps: StepArrays, scope: str) -> np.ndarray:
     """int64 scope of each row: its group, its task (``task_key`` coded densely) or 0 for the whole batch."""
     if scope == "group":
@@ -139,11 +187,26 @@ def _scope_ids(steps: StepArrays, scope: str) -> np.ndarray:
     return np.zeros(steps.n, np.int64)
 
 
+def auto_loops(loops: str, key: str) -> str:
+    """``loops="auto"`` resolved: ``"events"`` on ``obs_key`` (what the agent sees), ``"none"`` on a true
+    ``state_key`` (its self-loops are real no-ops) and ``"split"`` on a ``history`` key."""
+    if loops != "auto":
+        return loops
+    return {"state_key": "none", "obs_key": "events"}.get(key, "split")
+
+
+def default_backoff(backoff: float | None, loops: str) -> float:
+    """``backoff=None`` resolved: 4 for ``loops="split"``, 0 otherwise (an ``events`` node is a finer, less
+    aliased node than its unsplit one: leaning on the unsplit graph would bring the aliasing back)."""
+    return (4.0 if loops == "split" else 0.0) if backoff is None else backoff
+
+
 def checked_options(*, gamma: float, lam: float, key: str, scope: str, truncation: str, loops: str, shrink: float,
-                    backoff: float, episode: float, invalid_penalty: float,
+                    backoff: float | None, episode: float, invalid_penalty: float,
                     time_aware: bool) -> tuple[float, float, float, float, float, float]:
     """The options :func:`graph` (and ``graph_q``) share, checked: ``(gamma, lam, shrink, backoff, episode,
-    invalid_penalty)`` as floats; a named ``ValueError``/``TypeError`` for a bad one."""
+    invalid_penalty)`` as floats (``backoff=None``: :func:`default_backoff` of ``loops`` after
+    :func:`auto_loops`); a named ``ValueError``/``TypeError`` for a bad one."""
     gamma = checks.unit_interval("gamma", gamma)
     lam = checks.unit_interval("lam", lam)
     checks.choice("key", key, ("state_key", "obs_key", "history"))
@@ -151,7 +214,9 @@ def checked_options(*, gamma: float, lam: float, key: str, scope: str, truncatio
     checks.choice("truncation", truncation, TRUNCATIONS)
     checks.choice("loops", loops, LOOPS)
     shrink = checks.positive("shrink", shrink, allow_zero=True)
-    backoff = checks.positive("backoff", backoff, allow_zero=True)
+    if backoff is not None:
+        backoff = checks.positive("backoff", backoff, allow_zero=True)
+    backoff = default_backoff(backoff, auto_loops(loops, key))
     episode = checks.finite("episode", episode)
     invalid_penalty = checks.finite("invalid_penalty", invalid_penalty)
     if not isinstance(time_aware, (bool, np.bool_)):
@@ -161,15 +226,14 @@ def checked_options(*, gamma: float, lam: float, key: str, scope: str, truncatio
 
 def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str = "state_key", level: int = 0,
           scope: str = "group", time_aware: bool = False, truncation: str = "zero", loops: str = "auto",
-          backoff: float = 4.0, shrink: float = 1.0, episode: float = 0.0, invalid_penalty: float = 0.0,
+          backoff: float | None = None, shrink: float = 1.0, episode: float = 0.0, invalid_penalty: float = 0.0,
           propagate_penalty: bool = False) -> np.ndarray:
     """Certainty-equivalence TD(lam) advantage on the empirical graph (float64, input order)."""
     checks.as_steps(steps)
     gamma, lam, shrink, backoff, episode, invalid_penalty = checked_options(
         gamma=gamma, lam=lam, key=key, scope=scope, truncation=truncation, loops=loops, shrink=shrink,
         backoff=backoff, episode=episode, invalid_penalty=invalid_penalty, time_aware=time_aware)
-    if loops == "auto":
-        loops = "none" if key == "state_key" else "split"
+    loops = auto_loops(loops, key)
     if steps.n == 0:
         base_keys(steps, key, level)
         return np.zeros(0)
@@ -214,7 +278,7 @@ def graph_values(steps: StepArrays, reward: np.ndarray, *, gamma: float, key: st
     r = reward[w.order]
     force = np.unique(nxt[w.last & (nxt >= 0)])
     v = solve_values(node, nxt, r, w, node_scope, gamma, force_hub=force)
-    if loops == "split" and backoff > 0.0:  # split nodes lean on their unsplit node where they are thin
+    if loops in ("split", "events") and backoff > 0.0:  # split nodes lean on their unsplit node where they are thin
         _, node0, nxt0, scope0, _ = graph_nodes(steps, key=key, level=level, scope=scope, time_aware=time_aware,
                                                 loops="none", truncation=truncation)
         v0 = solve_values(node0, nxt0, r, w, scope0, gamma, force_hub=np.unique(nxt0[w.last & (nxt0 >= 0)]))
@@ -240,4 +304,5 @@ def _shrink(v: np.ndarray, node: np.ndarray, node_scope: np.ndarray, r: np.ndarr
     return (cnt * v + k * b_node) / (cnt + k)
 
 
-__all__ = ["graph", "graph_nodes", "graph_values", "checked_options", "finish", "SCOPES", "TRUNCATIONS", "LOOPS"]
+__all__ = ["graph", "graph_nodes", "graph_values", "checked_options", "auto_loops", "default_backoff", "finish",
+           "SCOPES", "TRUNCATIONS", "LOOPS"]

@@ -1,10 +1,10 @@
-"""``graph_q``: graph-bootstrapped action values compared at the same node (a GiGPO-like step term).
+"""``graph_q``: graph lam-returns compared at the same node (a GiGPO-like step term on the rollout graph).
 
 :func:`~agentgym_credit.credit.graph.graph` credits a row by TD on the empirical graph,
-r + gamma V-hat(s') - V-hat(s). On agent-visible keys under aliasing that fails as the policy
-learns (``benchmarks/training_graph_obs.md``): an ``obs_key`` node merges true states whose values
-differ, so V-hat(s) and V-hat(s') are both the *visit mixture*; every row at a node inherits the
-same offset, and bootstrapping on the next node copies the mixture of the next node too.
+r + gamma V-hat(s') - V-hat(s). On agent-visible keys under aliasing an ``obs_key`` node merges true
+states whose values differ, so V-hat(s') is the *visit mixture* of the next node, not the value of
+the state this trajectory is in (with ``graph``'s earlier obs_key default, a loop counter, training on
+AliasedGrid collapsed: ``benchmarks/training.md``).
 
 ``graph_q`` keeps the graph only for the return target and takes the baseline from the rows that
 share the node, as GiGPO does:
@@ -16,7 +16,13 @@ with ``u`` the row's node on ``key`` (``center_key``, default the same key, un-s
 A constant offset of V-hat at a node cancels (only differences between the rows at u remain), and
 with ``lam`` near 1 the target follows the trajectory's own (hidden) state instead of the aliased
 mixture; with ``lam`` near 0 it is the certainty-equivalence Q-hat(s, a) = r + gamma V-hat(s') of
-the sampled action, compared with the other actions sampled at the same node. ``prior`` (default 1)
+the sampled action, compared with the other actions sampled at the same node.
+
+``lam="auto"`` (default): 0.5 on ``key="state_key"`` (a true state is Markov: bootstrapping on
+V-hat is sound and cuts variance) and 1.0 on every other key (an observation, or a history whose
+source this function cannot know, may alias: bootstrapping through it carries the mixture into the
+target; ``benchmarks/training_graph_obs.md`` compares lam 1 with lam 0.5 on obs_key in training).
+``prior`` (default 1)
 pulls a node met once toward the graph value (A = (G - V-hat) / 2 with prior 1) instead of 0.
 ``episode=w`` adds w times GRPO's episode advantage.
 
@@ -30,19 +36,25 @@ from __future__ import annotations
 import numpy as np
 
 from agentgym_credit.credit import checks
-from agentgym_credit.credit.graph import _scope_ids, checked_options, finish, graph_values
+from agentgym_credit.credit.graph import _scope_ids, auto_loops, checked_options, finish, graph_values
 from agentgym_credit.credit.graph_model import base_keys, code_nodes, scan
 from agentgym_credit.credit.returns import penalty
 from agentgym_credit.credit.steps import StepArrays
 
+LAM_AUTO = {"state_key": 0.5}
+"""``lam="auto"`` by key; any key not listed gets 1.0 (no bootstrap)."""
 
-def graph_q(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.5, key: str = "state_key", level: int = 0,
+
+def graph_q(steps: StepArrays, *, gamma: float = 0.95, lam: float | str = "auto", key: str = "state_key", level: int = 0,
             center_key: str | None = None, center_level: int | None = None, prior: float = 1.0,
             scope: str = "group", time_aware: bool = False, truncation: str = "zero", loops: str = "auto",
-            backoff: float = 4.0, shrink: float = 1.0, episode: float = 0.0, invalid_penalty: float = 0.0,
+            backoff: float | None = None, shrink: float = 1.0, episode: float = 0.0, invalid_penalty: float = 0.0,
             propagate_penalty: bool = False) -> np.ndarray:
     """Node-centred graph lam-return advantage (float64, input order); see the module docstring."""
     checks.as_steps(steps)
+    if isinstance(lam, str):
+        checks.choice("lam", lam, ("auto",))
+        lam = LAM_AUTO.get(key, 1.0)
     gamma, lam, shrink, backoff, episode, invalid_penalty = checked_options(
         gamma=gamma, lam=lam, key=key, scope=scope, truncation=truncation, loops=loops, shrink=shrink,
         backoff=backoff, episode=episode, invalid_penalty=invalid_penalty, time_aware=time_aware)
@@ -50,8 +62,9 @@ def graph_q(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.5, key: st
     checks.choice("center_key", ckey, ("state_key", "obs_key", "history"))
     clevel = (level if ckey == key else 0) if center_level is None else center_level
     prior = checks.positive("prior", prior, allow_zero=True)
-    if loops == "auto":  # a history key already carries the action: its self-loops are real no-ops
-        loops = "split" if key == "obs_key" else "none"
+    if loops == "auto" and key == "history":  # a history key already carries the action: its self-loops are real no-ops
+        loops = "none"
+    loops = auto_loops(loops, key)
     ck = base_keys(steps, ckey, clevel)
     if steps.n == 0:
         base_keys(steps, key, level)
@@ -73,4 +86,4 @@ def graph_q(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.5, key: st
     return finish(steps, w.order, g - base[cnode], p, episode, invalid_penalty, propagate_penalty)
 
 
-__all__ = ["graph_q"]
+__all__ = ["graph_q", "LAM_AUTO"]
