@@ -43,3 +43,15 @@ def test_history_matrix_fast_path_takes_only_native_uint64_rows():
     assert history_matrix(swapped, 2, 2).tolist() == [[1, 2], [3, 4]]
     floats = [np.array([1.0, 2.0]), np.array([3, 4], dtype=np.uint64)]  # same size, not integers
     assert history_matrix(floats, 2, 2).tolist() == [[1, 2], [3, 4]]
+
+
+def test_narrow_bare_loop_is_the_earlier_record_of_the_same_rollouts():
+    """The baseline of the <= 1.2x bare-loop ratio: the same rollouts, only texts, reward, done and keys."""
+    groups, n, max_steps, kw = 2, 3, 10, {"size": 5, "slip": 0.3}
+    seeds = [group_seed(0, g) for g in range(groups)]
+    make = lambda: [HistoryFingerprint(gym.make(GRID_ID, **kw), depth=3) for _ in range(groups * n)]  # noqa: E731
+    full, narrow = bare_loop(make(), seeds, n, max_steps), bare_loop(make(), seeds, n, max_steps, narrow=True)
+    assert set(narrow) == {"group_id", "traj_id", "t", "reward", "done", "state_key", "obs_key", "history_keys",
+                           "observation", "action"}
+    for name, col in narrow.items():
+        np.testing.assert_array_equal(np.asarray(col), np.asarray(full[name]), err_msg=name)
