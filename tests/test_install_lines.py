@@ -70,3 +70,25 @@ def test_error_messages_give_working_commands():
     msg = str(DependencyNotInstalled("textworld", "alfworld"))
     assert ENGINES_NO_DEPS in msg and "agentgym-credit[" not in msg
     assert TORCH_CPU_PIN in str(DependencyNotInstalled("torch", "trainer"))
+
+
+LIGHT = ("webshop", "similarity", "data", "progress", "plot")
+
+
+def test_error_message_lines_are_run_by_ci():
+    """Light extras: check_install_lines.sh runs their messages' commands as printed, in a clean venv. The rest:
+    the message is the torch pin / the engines' --no-deps line (both run by install.sh) and then exactly the
+    extra's requirement specs, which install.sh installs from a fresh venv through '.[all,dev]'."""
+    script = (ROOT / "scripts" / "check_install_lines.sh").read_text()
+    assert "install_commands(extra)" in script and all(f'"{e}"' in script for e in LIGHT)
+    from agentgym_credit.errors import extra_requirements
+
+    for extra in sorted(EXTRAS - {"all", "dev"}):
+        cmds = install_commands(extra)
+        if extra in LIGHT:
+            continue
+        *first, last = cmds
+        assert all(c in (TORCH_CPU_PIN, ENGINES_NO_DEPS) for c in first), (extra, first)
+        reqs = extra_requirements(extra)
+        assert reqs and last == "pip install " + " ".join(f"'{r}'" for r in reqs), (extra, last)
+        assert "pip install -e '.[all,dev]'" in CI_SCRIPTS or "-e '.[all,dev]'" in CI_SCRIPTS
