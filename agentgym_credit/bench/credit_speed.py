@@ -41,7 +41,16 @@ from agentgym_credit.keys import MISSING
 
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 OPTIONS: dict[str, dict] = {"hgpo": {"depth": 4}, "hgpo_precision": {"depth": 4}}
-REF_MAX: dict[str, int] = {"graph": 100_000}
+VARIANTS: dict[str, tuple[str, dict]] = {"graph[obs]": ("graph", {"key": "obs_key"}),
+                                         "graph_q[obs]": ("graph_q", {"key": "obs_key"})}
+"""Rows beyond each registered estimator's defaults: label -> (estimator, options); on ``obs_key`` the graph
+estimators run their aliasing default (``loops="events"``)."""
+
+
+def _call(name: str) -> tuple[str, dict]:
+    """(registered estimator, options) of a row label."""
+    return VARIANTS.get(name, (name, OPTIONS.get(name, {})))
+REF_MAX: dict[str, int] = {"graph": 100_000, "graph_q": 100_000}
 """Per-estimator cap on the plain-Python reference (``graph``'s solves every group's value equations by
 Gauss-Jordan elimination, O(nodes^3) Python operations per group)."""
 
@@ -139,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES))
     p.add_argument("--ref-max", type=int, default=1_000_000,
                    help="run the plain-Python reference only up to this many steps")
-    p.add_argument("--estimators", nargs="+", default=list(ESTIMATORS), choices=list(ESTIMATORS))
+    p.add_argument("--estimators", nargs="+", default=[*ESTIMATORS, *VARIANTS], choices=[*ESTIMATORS, *VARIANTS])
     p.add_argument("--repeat", type=int, default=3, help="vectorized timing: best of this many calls")
     p.add_argument("--pin", action="store_true", help="pin the process to one CPU (os.sched_setaffinity)")
     p.add_argument("--out", default="benchmarks/credit_speed.md")
@@ -180,14 +189,14 @@ def main(argv: list[str] | None = None) -> int:
             gs = group_stats(steps)
             structure.append((n, gs.n_trajectories, gs.n_groups, gs.levels["state_key"].frac_non_singleton,
                               gs.levels["history_4"].frac_non_singleton, gs.aliasing_rate))
-        fn, opts = ESTIMATORS[name], OPTIONS.get(name, {})
-        vec_times[name, n] = time_call(lambda f=fn, o=opts, s=steps: f(s, **o), args.repeat)
-    ref_jobs = [(n, name) for n, name in jobs
-                if refs is not None and name in refs and n <= min(args.ref_max, REF_MAX.get(name, args.ref_max))]
+        base, opts = _call(name)
+        vec_times[name, n] = time_call(lambda f=ESTIMATORS[base], o=opts, s=steps: f(s, **o), args.repeat)
+    ref_jobs = [(n, name) for n, name in jobs if refs is not None and _call(name)[0] in refs
+                and n <= min(args.ref_max, REF_MAX.get(_call(name)[0], args.ref_max))]
     for n, name in tqdm(ref_jobs, desc="credit_speed (reference)", unit="run"):
         steps = batch(n)
-        opts = OPTIONS.get(name, {})
-        ref_times[name, n] = time_call(lambda f=refs[name], s=steps, o=opts: f(s, **o), 1)
+        base, opts = _call(name)
+        ref_times[name, n] = time_call(lambda f=refs[base], s=steps, o=opts: f(s, **o), 1)
     load_after = os.getloadavg() if hasattr(os, "getloadavg") else None
     rows = [(name, n, vec_times[name, n], ref_times.get((name, n))) for n, name in jobs]
     load = ("unknown" if load_before is None else
