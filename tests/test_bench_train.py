@@ -295,8 +295,13 @@ def test_ppo_update_drops_failed_rows_and_refuses_misaligned_advantages():
 
 @pytest.mark.slow
 def test_quick_run_writes_report_and_rerenders(tmp_path):
-    """``bench train --quick`` (every task and estimator, the CI smoke run) end to end."""
+    """``bench train --quick`` (every task and estimator, the CI smoke run) end to end, under 2 minutes of CPU
+    (process time: a wall-clock limit would fail on a busy machine)."""
+    import time
+
+    cpu0 = time.process_time()
     assert T.main(["--quick", "--out", str(tmp_path), "--no-progress"]) == 0
+    assert time.process_time() - cpu0 < 120
     rows = R.read_csv(tmp_path / "training.csv")
     cfg = T.TrainBenchConfig.quick_config()
     assert {r["estimator"] for r in rows} == set(cfg.estimators)
