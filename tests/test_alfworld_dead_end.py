@@ -82,3 +82,34 @@ def test_expert_runs_never_see_a_dead_end_and_snapshots_keep_the_flag():
     after = env.get_state()
     env.step("look")
     assert env.set_state(after)[1]["dead_end"] is True and env.step("look")[4]["dead_end"] is True
+
+
+def test_collector_marks_dead_end_trajectories_apart_from_other_losses(tmp_path):
+    """A batch tells a trajectory that ended in a dead end (``traj.dead_end``) from one that was cut off or
+    won; Parquet save/load keeps the column."""
+    pytest.importorskip("pyarrow")
+    from agentgym_credit.wrappers import GroupedRolloutCollector
+    from agentgym_credit.wrappers.rollout_batch import RolloutBatch
+
+    env, _ = _start()
+    task = next(i for i, g in enumerate(env.games) if g.game_id.startswith(GAME))
+
+    def policy(observations, infos):  # copy 0 takes the teddy bear, copy 1 wanders
+        out = []
+        for info in infos:
+            acts, copy = info["admissible_actions"], info["rollout"]["copy"]
+            take = [a for a in acts if a.startswith("take teddybear")]
+            out.append(take[0] if copy == 0 and take else ("go to bed 1" if copy == 0 else "look"))
+        return out
+
+    col = GroupedRolloutCollector("credit/ALFWorld-v0", group_size=2, max_steps=6, progress=False,
+                                  env_kwargs={"source": "dev", "end_on_dead_end": True})
+    try:
+        batch = col.collect(policy, tasks=[task])
+    finally:
+        col.close()
+    assert batch.traj.dead_end.tolist() == [True, False]
+    assert batch.traj.terminated.tolist() == [True, False] and not batch.traj.won.any()
+    path = tmp_path / "b.parquet"
+    batch.save(path)
+    assert RolloutBatch.load(path).traj.dead_end.tolist() == [True, False]

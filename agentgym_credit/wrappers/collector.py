@@ -469,6 +469,7 @@ class GroupedRolloutCollector:
                     if r[2] or r[3] or t + 1 >= end[s]:
                         j = traj_of[s]
                         T["won"][j] = bool(info.get("won", False))
+                        T["dead_end"][j] = info.get("dead_end") is True  # ALFWorld: no plan reaches the goal
                         T["terminated"][j] = r[2]
                         T["truncated"][j] = not r[2]
                         T["final_state_key"][j], T["final_obs_key"][j] = r[5], r[6]  # the state reached

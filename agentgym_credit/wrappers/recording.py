@@ -59,7 +59,7 @@ class Columns:
         self.extras: dict[tuple[int, int], dict[str, Any]] = {}
         self.traj: dict[str, list] = {k: [] for k in (
             "traj_id", "group_id", "copy", "seed", "task_id", "won", "terminated", "truncated", "failed", "error",
-            "parent", "branch_t", "retries", "final_state_key", "final_obs_key")}
+            "parent", "branch_t", "retries", "final_state_key", "final_obs_key", "dead_end")}
         self.snapshots: dict[int, list[bytes | str | None]] = {}  # traj -> snapshot of the state of each row
         self.branch: dict[str, Any] | None = None  # what branching did (batch.meta["branch"])
 
@@ -72,7 +72,7 @@ def new_traj(cols: Columns, group: int, copy: int, seed: int, task: str, parent:
     for k, v in (("traj_id", j), ("group_id", group), ("copy", copy), ("seed", seed), ("task_id", task),
                  ("won", False), ("terminated", False), ("truncated", False), ("failed", False), ("error", ""),
                  ("parent", parent), ("branch_t", branch_t), ("retries", 0), ("final_state_key", 0),
-                 ("final_obs_key", 0)):
+                 ("final_obs_key", 0), ("dead_end", False)):
         T[k].append(v)
     cols.rows.append([])
     return j

@@ -76,11 +76,12 @@ class TrajectoryTable:
     retries: np.ndarray | None = None  # int64, times the trajectory was re-run after its worker was lost
     final_state_key: np.ndarray | None = None  # uint64, state_key of the state the last step reached (0 = unknown)
     final_obs_key: np.ndarray | None = None  # uint64, obs_key of that state (0 = unknown)
+    dead_end: np.ndarray | None = None  # bool, the last step's info["dead_end"]: no plan could reach the goal any more
 
     def __post_init__(self) -> None:
         n = len(self.traj_id)
         for name, fill in (("parent", -1), ("branch_t", 0), ("prefix_return", 0.0), ("retries", 0),
-                           ("final_state_key", 0), ("final_obs_key", 0)):
+                           ("final_state_key", 0), ("final_obs_key", 0), ("dead_end", False)):
             if getattr(self, name) is None:
                 setattr(self, name, np.full(n, fill))
         for f in fields(self):
@@ -106,7 +107,7 @@ class TrajectoryTable:
                          else getattr(self, f.name).tolist()) for f in fields(self)}
 
 
-_BOOL_TRAJ = ("won", "terminated", "truncated", "failed")
+_BOOL_TRAJ = ("won", "terminated", "truncated", "failed", "dead_end")
 
 
 @dataclass
