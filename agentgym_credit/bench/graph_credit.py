@@ -147,8 +147,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--trajectories", type=int, default=64)
     p.add_argument("--instances", type=int, default=3)
     p.add_argument("--predictions", default=None, help="a markdown file with the predictions written before the run")
+    p.add_argument("--findings", default=None,
+                   help="a markdown file with the findings written from this run's tables (appended; with "
+                        "--from-md, the report is re-rendered from an earlier run's markdown instead of rerun)")
+    p.add_argument("--from-md", default=None, help="an earlier report of this benchmark: keep its tables, "
+                                                    "replace its findings (no rerun)")
     p.add_argument("--out", default="benchmarks/graph_credit.md")
     a = p.parse_args(argv)
+    if a.from_md:
+        old = Path(a.from_md).read_text().split("\n## Findings")[0].rstrip()
+        text = old + "\n\n" + (Path(a.findings).read_text().rstrip() + "\n" if a.findings else "")
+        Path(a.out).write_text(text)
+        return 0
     cmd = "python -m agentgym_credit.bench.graph_credit " + " ".join(shlex.quote(x) for x in (argv or sys.argv[1:]))
     load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     t0 = time.perf_counter()
@@ -174,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
                "state_key, 1 on agent-visible keys) and the mean target of the rows at the same node as the "
                "baseline (not V-hat of the node)."]
     text = report(res, a.tasks, a.policies, a.group_sizes, header)
+    if a.findings:
+        text = text.rstrip() + "\n\n" + Path(a.findings).read_text().rstrip() + "\n"
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
