@@ -23,12 +23,12 @@ def test_graph_credit_writes_its_report(tmp_path):
 
 def test_findings_are_appended_and_re_rendered_without_a_rerun(tmp_path):
     out, found = tmp_path / "g.md", tmp_path / "f.md"
-    found.write_text("## Findings\n\nfirst")
+    found.write_text("## Findings\n\nxyzzy-one")
     assert main(["--tasks", "grid", "--policies", "uniform", "--group-sizes", "2", "--seeds", "2", "--trajectories",
                  "4", "--instances", "1", "--findings", str(found), "--out", str(out)]) == 0
     tables = out.read_text().split("## Findings")[0]
-    assert out.read_text().rstrip().endswith("first")
+    assert out.read_text().rstrip().endswith("xyzzy-one")
     found.write_text("## Findings\n\nsecond")
     assert main(["--from-md", str(out), "--findings", str(found), "--out", str(out)]) == 0
     text = out.read_text()
-    assert text.startswith(tables.rstrip()) and text.rstrip().endswith("second") and "first" not in text
+    assert text.startswith(tables.rstrip()) and text.rstrip().endswith("second") and "xyzzy-one" not in text
