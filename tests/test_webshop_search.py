@@ -126,3 +126,56 @@ def test_dense_vectors_for_frequent_terms_give_identical_scores(monkeypatch):
     for q, (scores, top) in zip(queries, want):
         np.testing.assert_array_equal(dense.scores(q), scores)
         assert dense.search(q, 50) == top
+
+
+def _reference_search(idx, query, k):
+    """The search before issue 25.5's pruning: every term added to the score of every document, ranked above
+    the k-th best score within one term's postings (kept here to show the new path ranks the same)."""
+    from agentgym_credit.envs.webshop.search import analyze
+
+    s = np.zeros(idx.n_docs, dtype=np.float32)
+    ids = [idx.term_id[t] for t in analyze(query) if t in idx.term_id]
+    if not ids or k <= 0:
+        return []
+    uniq, counts = np.unique(np.asarray(ids, dtype=np.int64), return_counts=True)
+    best = None
+    for t, c in zip(uniq.tolist(), counts.tolist()):
+        a, b = int(idx.indptr[t]), int(idx.indptr[t + 1])
+        w = idx.postings_weight[a:b]
+        s[idx.postings_doc[a:b]] += w if c == 1 else w * c
+        if b - a >= k and (best is None or b - a < best[1] - best[0]):
+            best = (a, b)
+    if best is not None:
+        sub = s[idx.postings_doc[best[0]: best[1]]]
+        floor = np.partition(sub, sub.size - k)[sub.size - k]
+        cand = np.flatnonzero(s >= max(floor, np.finfo(np.float32).tiny))
+    else:
+        cand = np.flatnonzero(s > 0)
+    return cand[np.lexsort((cand, -s[cand]))][:k].tolist()
+
+
+def test_search_without_dense_terms_ranks_as_scoring_every_document(monkeypatch):
+    """Issue 25.5: frequent (dense) terms are left out of the accumulation when their largest weights cannot
+    matter, and only the remaining candidates are scored exactly; the ranking is the old one's on instruction
+    texts, short and repeated-word queries, for several k, and the pruned path is the one taken."""
+    from agentgym_credit.envs.webshop import search as S
+    from agentgym_credit.envs.webshop.catalog import PRODUCT_TYPES, generate_catalog
+
+    monkeypatch.setattr(S, "DENSE_MIN_DOCS", 0)  # a small catalog with dense terms: the path of large ones
+    cat = generate_catalog(3000, seed=5)
+    idx = S.BM25Index.build([S.product_document(p) for p in cat.products])
+    queries = [g["instruction_text"] for g in cat.goals[:150]] + [pt.noun for pt in PRODUCT_TYPES[:40]]
+    queries += ["box box gift box", "size size large", "black", "pack of 6 pack", "zzz nothing", ""]
+    taken = []
+    real = S.BM25Index._search_without_dense
+
+    def spy(self, *a):
+        out = real(self, *a)
+        taken.append(out is not None)
+        return out
+
+    monkeypatch.setattr(S.BM25Index, "_search_without_dense", spy)
+    for q in queries:
+        for k in (1, 10, 50):
+            assert idx.search(q, k) == _reference_search(idx, q, k), (q, k)
+    assert sum(taken) > len(taken) // 2 and not all(taken)  # mostly pruned; the fallbacks ran too

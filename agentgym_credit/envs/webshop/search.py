@@ -24,9 +24,14 @@ from Pyserini's default analyzer (Porter stemming, lossy one-byte length norms) 
 ``DIFFERENCES.md``.
 
 A search adds the postings of each query term (precomputed per-posting BM25 weights) into a
-score vector — one vectorized ``+=`` per query term, no Python loop over documents — and ranks
+score vector — one vectorized ``np.add.at`` per query term, no Python loop over documents — and ranks
 only the documents scoring at least the k-th best score within one term's postings (a lower
-bound of the overall k-th best), with ``np.partition`` and ``np.lexsort``.
+bound of the overall k-th best), with ``np.partition`` and ``np.lexsort``. Terms on more than 1/8 of
+the documents (dense: a full-length vector add each) are left out when their largest weights together
+stay below that bound (MaxScore's argument): a document then needs the other terms to come within
+those weights of it, which only documents of the rarest terms can; those few are scored exactly, every
+term in the same order and float32 arithmetic (:meth:`BM25Index.search`). The ranking is the one of
+scoring every document (``tests/test_webshop_search.py`` checks it against the earlier search).
 """
 
 from __future__ import annotations
@@ -54,6 +59,9 @@ from agentgym_credit.envs.cachekey import cache_tag
 INDEX_FORMAT_VERSION = 2
 DENSE_FRACTION, DENSE_MIN_DOCS, DENSE_MAX_TERMS = 8, 20_000, 64
 """Terms in more than 1/8 of at least 20k documents are added as dense vectors (at most 64 kept)."""
+SCAN_FRACTION = 32
+"""A search finds its candidates in the postings of its rarest terms unless they hold more than 1/32 of the
+documents (then in one pass over the score vector)."""
 K1_DEFAULT, B_DEFAULT = 0.9, 0.4
 BUILD_CHUNK = 65_536
 """Documents analyzed per chunk of an index build (see :meth:`BM25Index.build`)."""
@@ -121,6 +129,7 @@ class BM25Index:
         self.k1, self.b = float(k1), float(b)
         self.fingerprint = fingerprint
         self._dense: dict[int, np.ndarray] = {}  # built on first use: see _dense_weights
+        self._max_weight: np.ndarray | None = None  # built on first use: see _term_max
         self._tls = threading.local()  # per-thread score buffer: see _accumulate
 
     def __getstate__(self) -> dict[str, Any]:
@@ -137,9 +146,9 @@ class BM25Index:
         1/:data:`DENSE_FRACTION` of the documents, else ``None``. Adding a dense vector gives the same
         sums as the scatter (``+ 0.0`` elsewhere) at a fraction of its cost; words on every product
         page ("box", "size") would otherwise cost a 100k-element scatter per query term."""
-        a, b = int(self.indptr[t]), int(self.indptr[t + 1])
-        if (b - a) * DENSE_FRACTION <= self.n_docs or self.n_docs < DENSE_MIN_DOCS:
+        if not self._is_dense(t):
             return None
+        a, b = int(self.indptr[t]), int(self.indptr[t + 1])
         dense = self._dense.get(t)
         if dense is None:
             dense = np.zeros(self.n_docs, dtype=np.float32)
@@ -147,6 +156,10 @@ class BM25Index:
             if len(self._dense) < DENSE_MAX_TERMS:
                 self._dense[t] = dense
         return dense
+
+    def _is_dense(self, t: int) -> bool:
+        """Whether term ``t`` is added as a dense vector (:meth:`_dense_weights`)."""
+        return (int(self.indptr[t + 1]) - int(self.indptr[t])) * DENSE_FRACTION > self.n_docs >= DENSE_MIN_DOCS
 
     # -- build -----------------------------------------------------------------------------------
     @classmethod
@@ -228,46 +241,146 @@ class BM25Index:
         """Analyzed terms of a query (what decides its results)."""
         return analyze(query)
 
-    def _accumulate(self, query: str, k: int) -> tuple[np.ndarray, tuple[int, int] | None]:
-        """Scores of every document (float32, in a per-thread buffer that the next call reuses), and the
-        shortest posting range with at least ``k`` documents."""
+    def _terms(self, query: str) -> tuple[list[int], list[int]]:
+        """The query's known term ids, ascending (the order scores are summed in), and their counts."""
+        ids = [self.term_id[t] for t in analyze(query) if t in self.term_id]
+        if not ids:
+            return [], []
+        uniq, counts = np.unique(np.asarray(ids, dtype=np.int64), return_counts=True)
+        return uniq.tolist(), counts.tolist()
+
+    def _buffer(self) -> np.ndarray:
+        """This thread's score vector, zeroed (reused: a fresh 1.18M-entry vector costs page faults on every
+        search)."""
         s = getattr(self._tls, "buf", None)
         if s is None or s.shape[0] != self.n_docs:
             s = self._tls.buf = np.zeros(self.n_docs, dtype=np.float32)
         else:
-            s.fill(0.0)  # reused: a fresh 1.18M-entry vector costs page faults on every search
-        ids = [self.term_id[t] for t in analyze(query) if t in self.term_id]
-        if not ids:
-            return s, None
-        uniq, counts = np.unique(np.asarray(ids, dtype=np.int64), return_counts=True)
-        best: tuple[int, int] | None = None
-        for t, c in zip(uniq.tolist(), counts.tolist()):
-            a, b = int(self.indptr[t]), int(self.indptr[t + 1])
-            dense = self._dense_weights(t)
-            if dense is not None:
-                s += dense if c == 1 else dense * c
-            else:
-                w = self.postings_weight[a:b]
-                # a term's postings name each document once, so a fancy-indexed += is exact
-                s[self.postings_doc[a:b]] += w if c == 1 else w * c
-            if b - a >= k and (best is None or b - a < best[1] - best[0]):
-                best = (a, b)
-        return s, best
+            s.fill(0.0)
+        return s
+
+    def _add_sparse(self, s: np.ndarray, t: int, c: int) -> None:
+        """``s += c * weights of t`` at its documents (each once: ``np.add.at`` is exact and, in numpy 2,
+        twice as fast as a fancy-indexed ``+=``, which is the same float32 sum)."""
+        a, b = int(self.indptr[t]), int(self.indptr[t + 1])
+        w = self.postings_weight[a:b]
+        np.add.at(s, self.postings_doc[a:b], w if c == 1 else w * c)
+
+    def _accumulate(self, query: str, k: int) -> tuple[np.ndarray, tuple[int, int] | None]:
+        """Scores of every document (float32, in a per-thread buffer that the next call reuses), and the
+        shortest posting range with at least ``k`` documents."""
+        return self._accumulate_terms(*self._terms(query), k)
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document for ``query`` (float64, length ``n_docs``; summed in float32,
         as the stored per-posting weights)."""
         return self._accumulate(query, 1)[0].astype(np.float64)
 
+    def _term_max(self) -> np.ndarray:
+        """Largest weight of each term (0 for a term without postings): a bound on what it adds to a score."""
+        if self._max_weight is None:
+            m = np.zeros(len(self.vocab), dtype=np.float64)
+            has = np.flatnonzero(np.diff(self.indptr) > 0)
+            if has.size:
+                m[has] = np.maximum.reduceat(self.postings_weight, self.indptr[:-1][has])
+            self._max_weight = m
+        return self._max_weight
+
+    def _weights_at(self, t: int, docs: np.ndarray) -> np.ndarray:
+        """Term ``t``'s weights at sorted ``docs`` (float32, 0 where absent)."""
+        dense = self._dense.get(t)
+        if dense is not None:
+            return dense[docs]
+        a, b = int(self.indptr[t]), int(self.indptr[t + 1])
+        if a == b:
+            return np.zeros(docs.size, dtype=np.float32)
+        post = self.postings_doc[a:b]
+        at = np.minimum(np.searchsorted(post, docs), b - a - 1)
+        return np.where(post[at] == docs, self.postings_weight[a:b][at], np.float32(0.0))
+
     def search(self, query: str, k: int = 50) -> list[int]:
         """Indices of the top ``k`` documents with a positive score, best first (ties: lower index first).
 
         The k-th best score of the documents of one query term is a lower bound of the overall
         k-th best, so only documents at or above it are ranked (exact, and far fewer than ``n_docs``).
+        Terms on most documents (dense ones, each a full-length vector add) are not added at all when
+        their largest weights together stay below that bound: a document can then only reach the top
+        ``k`` through the other terms, so the candidates are the documents whose other terms alone come
+        within those weights of the bound, and only they are scored exactly (every term, in the same
+        order and float32 arithmetic as :meth:`scores`): the same ranking as scoring every document.
         """
         if k <= 0:
             return []
-        s, best = self._accumulate(query, k)
+        uniq, counts = self._terms(query)
+        dense = [i for i, t in enumerate(uniq) if self._is_dense(t)]
+        if dense:
+            top = self._search_without_dense(uniq, counts, dense, k)
+            if top is not None:
+                return top
+        return self._rank(*self._accumulate_terms(uniq, counts, k), k)
+
+    def _search_without_dense(self, uniq: list[int], counts: list[int], dense: list[int], k: int) -> list[int] | None:
+        """:meth:`search` with the dense terms (positions ``dense`` of ``uniq``) left out of the accumulation,
+        or ``None`` where their weights could matter outside the few documents it then scores."""
+        s, best = self._accumulate_terms(uniq, counts, k, skip=dense)
+        if best is None:
+            return None
+        top = self._term_max()
+        bound = sum(float(top[uniq[i]]) * counts[i] for i in dense)
+        # a float32 sum of n weights is within n * 2**-24 of the exact sum (relative): bounds taken loosely
+        eps = 4 * (sum(counts) + 4) * 2.0**-20
+        sub = s[self.postings_doc[best[0] : best[1]]]  # the other terms' sums: lower bounds of these scores
+        at_least = float(np.partition(sub, sub.size - k)[sub.size - k]) * (1 - eps) - bound * (1 + eps)
+        if at_least <= 0:  # the dense terms could lift a document that no other term has
+            return None
+        # a document whose other terms sum to at_least has one of the terms whose bounds, left out, sum to more
+        sparse = sorted((float(top[uniq[i]]) * counts[i], i) for i in range(len(uniq)) if i not in dense)
+        low = 0.0
+        while sparse and (low + sparse[0][0]) * (1 + eps) < at_least:
+            low += sparse.pop(0)[0]
+        spans = [(int(self.indptr[uniq[i]]), int(self.indptr[uniq[i] + 1])) for _, i in sparse]
+        if sum(b - a for a, b in spans) * SCAN_FRACTION > self.n_docs:
+            cand = np.flatnonzero(s >= at_least)
+        else:  # their documents, the ones among them that reach at_least, ascending, once each
+            docs = np.concatenate([self.postings_doc[a:b] for a, b in spans])
+            cand = np.sort(docs[s[docs] >= at_least])
+            cand = cand[np.concatenate(([True], cand[1:] != cand[:-1]))] if cand.size else cand
+        if cand.size * DENSE_FRACTION > self.n_docs:  # as many as the dense terms' own documents
+            return None
+        eps2 = 2 * eps
+        if cand.size > k:  # near-exact scores (any order) narrow them to the top k and the near ties
+            near = s[cand].astype(np.float64)
+            for i in dense:
+                near += self._dense_weights(uniq[i])[cand] * counts[i]
+            cand = cand[near >= np.partition(near, near.size - k)[near.size - k] * (1 - eps2)]
+        exact = np.zeros(cand.size, dtype=np.float32)  # every term, in order, in float32: as scores()
+        for t, c in zip(uniq, counts):
+            w = self._weights_at(t, cand)
+            exact += w if c == 1 else w * c
+        keep = exact > 0
+        cand, exact = cand[keep], exact[keep]
+        return cand[np.lexsort((cand, -exact))][:k].tolist()
+
+    def _accumulate_terms(self, uniq: list[int], counts: list[int], k: int,
+                          skip: Sequence[int] = ()) -> tuple[np.ndarray, tuple[int, int] | None]:
+        """:meth:`_accumulate` of given terms, leaving out the terms at positions ``skip``."""
+        s = self._buffer()
+        best: tuple[int, int] | None = None
+        left_out = set(skip)
+        for i, (t, c) in enumerate(zip(uniq, counts)):
+            a, b = int(self.indptr[t]), int(self.indptr[t + 1])
+            if i not in left_out:
+                dense = self._dense_weights(t)
+                if dense is not None:
+                    s += dense if c == 1 else dense * c
+                else:
+                    self._add_sparse(s, t, c)
+            if b - a >= k and (best is None or b - a < best[1] - best[0]):
+                best = (a, b)
+        return s, best
+
+    def _rank(self, s: np.ndarray, best: tuple[int, int] | None, k: int) -> list[int]:
+        """Top ``k`` of exact scores ``s`` (``best``: a posting range with >= k documents, for the floor)."""
         if best is not None:
             sub = s[self.postings_doc[best[0] : best[1]]]
             floor = np.partition(sub, sub.size - k)[sub.size - k]
