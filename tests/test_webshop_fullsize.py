@@ -162,10 +162,47 @@ def test_loader_bench_in_a_fresh_process(tmp_path):
     out = tmp_path / "loader.md"
     B.main(["--sizes", "--loader", "200", "--out", str(out)])
     text = out.read_text()
+    head = next(line for line in text.splitlines() if line.startswith("| products | files"))
     row = next(line for line in text.splitlines() if line.startswith("| 200 |"))
-    cells = [c.strip() for c in row.split("|")[1:-1]]
-    assert 200 <= int(cells[3].replace(",", "")) <= 2000  # goals: 1 to 10 option combinations a product
-    assert float(cells[4]) > 0
+    cells = dict(zip([c.strip() for c in head.split("|")[1:-1]], [c.strip() for c in row.split("|")[1:-1]]))
+    assert 200 <= int(cells["goals"].replace(",", "")) <= 2000  # goals: 1 to 10 option combinations a product
+    assert float(cells["peak (GB)"]) > 0 and float(cells["writing them (s)"]) >= 0
+
+
+def test_streamed_raw_files_hold_what_generate_raw_holds(tmp_path):
+    import json
+
+    from agentgym_credit.bench.webshop_speed import write_raw_files
+
+    paths = write_raw_files(120, tmp_path)
+    items, attrs, reviews = generate_raw(120)
+    for a in attrs.values():
+        a.pop("instruction_options", None)
+    got = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    assert got == [items, attrs, reviews]
+    assert [list(iter_json_array(paths[0])), dict(iter_json_object(paths[1]))] == [items, attrs]
+
+
+def test_loader_keeps_goals_as_columns_that_read_as_the_dicts(tmp_path):
+    """Issue 25.5: ~10M goals at full size would take ~7.5 GB as dicts; the loader keeps them as columns,
+    each read as the dict ``synthetic_goals`` makes (same goals, same order), for any cap."""
+    from agentgym_credit.bench.webshop_speed import write_raw_files
+    from agentgym_credit.envs.webshop.data import SyntheticGoals, product_prices, synthetic_goals
+
+    paths = write_raw_files(400, tmp_path)
+    for cap in (None, 1, 10):
+        cat = load_original(*paths, goals_per_product=cap)
+        assert isinstance(cat.goals, SyntheticGoals)
+        want = synthetic_goals(cat.products, product_prices(cat.products), combos_per_product=cap)
+        assert list(cat.goals) == want and len(cat.goals) == len(want) > 0
+        assert cat.goals[-1] == want[-1] and cat.goals[3:7] == want[3:7] and cat.goals[::50] == want[::50]
+        with pytest.raises(IndexError):
+            cat.goals[len(want)]
+    cat.goals[0]["instruction_text"] = "edited"  # a new dict each time: the catalog is unchanged
+    assert cat.goals[0] == want[0]
+    env_goal = cat.goals[cat.split_indices("test")[0]]
+    assert env_goal["asin"] in cat.by_asin and env_goal["instruction_text"].startswith(
+        cat.by_asin[env_goal["asin"]]["instruction_text"])
 
 
 def test_a_damaged_member_is_not_read_to_the_end(tmp_path, monkeypatch):

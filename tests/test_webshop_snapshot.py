@@ -236,3 +236,13 @@ def test_restored_info_is_a_fresh_dict(cache):
     info["extra"] = 1
     obs2, info2 = env.set_state(snap)
     assert "click[mine]" not in info2["admissible_actions"] and "extra" not in info2
+
+
+def test_env_with_a_snapshot_head_pickles(cache):
+    import pickle
+
+    env = _make(cache)
+    _mid_episode(env)
+    snap = env.get_state()
+    back = pickle.loads(pickle.dumps(env))
+    assert back.get_state() == snap and back.set_state(snap) == env.set_state(snap)

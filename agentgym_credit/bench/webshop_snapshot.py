@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentgym_credit.bench.webshop_speed import SNAPSHOT_POLICIES, _snapshot_cost
+from agentgym_credit.bench.webshop_speed import SNAPSHOT_POLICIES, _snapshot_cost, snapshot_lines
 from agentgym_credit.envs.webshop.env import WebShopEnv, shared_catalog
 
 
@@ -60,32 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     ]
     if args.note:
         lines += [args.note, ""]
-    lines += [
-        f"Medians of CPU time (`time.process_time`) over every state of {args.episodes} episodes of each step mix "
-        "(`split='test'`, observation `text`): one step; `get_state()` then `set_state()` of that snapshot as "
-        "one interval (the goal: <= 10% of a median step); each alone; a cold `set_state()` (this process's "
-        "snapshot memo and the renderings and searches of a second env forgotten: a snapshot from another "
-        "process, its tag checked, its fields parsed and checked, its query searched again and its page "
-        "rendered); an empty interval (the timer's own cost, inside every figure: *less timer* takes it out "
-        "of both the pair and the step).",
-        "",
-        "Step mixes: *eps-expert* — what an agent plays, the goal's measure (the expert's action with "
-        "probability 0.7: search the instruction, open the product, choose its options, buy; else a random "
-        "admissible action); *random* — random browsing to the 15-step limit (Buy Now mostly declined: more "
-        "cheap clicks on next/previous page and description tabs), the measure of the earlier reports.",
-        "",
-        "| products | steps | step median / mean (µs) | get + set (µs) | (get + set) / step median "
-        "| the same, less timer | get_state (µs) | set_state (µs) | cold set_state (µs) | timer (µs) "
-        "| snapshot bytes |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for n, policy, sn in rows:
-        net = (sn["pair_us"] - sn["timer_us"]) / (sn["step_us"] - sn["timer_us"])
-        lines.append(
-            f"| {n:,} | {policy} ({sn['steps']:.0f}) | {sn['step_us']:.1f} / {sn['step_mean_us']:.1f} "
-            f"| {sn['pair_us']:.1f} | {sn['pair_us'] / sn['step_us']:.1%} | {net:.1%} | {sn['get_us']:.1f} "
-            f"| {sn['set_us']:.1f} | {sn['cold_us']:.1f} | {sn['timer_us']:.1f} | {sn['bytes']:.0f} |"
-        )
+    lines += snapshot_lines(rows, args.episodes)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n")
     print(args.out.read_text())

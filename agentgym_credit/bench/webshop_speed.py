@@ -131,10 +131,12 @@ def snapshot_policy(name: str, rng: np.random.Generator):
 def _snapshot_cost(env: WebShopEnv, n: int, rng: np.random.Generator, policy: str = "random") -> dict[str, float]:
     """Median CPU time, over the states of ``n`` episodes of ``policy`` (:data:`SNAPSHOT_POLICIES`), of a step; of ``get_state`` then
     ``set_state`` of that snapshot timed as one interval (the first snapshot of each new state: the goal's
-    measure); of each alone; of a cold ``set_state`` (this process's snapshot memo and the env's
+    measure); of each alone; of a cold ``set_state`` (this process's snapshot memo and a second env's
     renderings and searches forgotten: the restore of a snapshot from another process, tag checked,
-    fields parsed and checked, page rendered); and of an empty interval (the timer's own cost, in every
-    figure)."""
+    fields parsed and checked, page rendered; into that second env of the same configuration, so that the
+    measured env plays on undisturbed); and of an empty interval (the timer's own cost, in every figure).
+    Also the mean of the pair (``pair_mean_us``): the cyclic garbage collector, run by allocations, lands in
+    some intervals only."""
     from agentgym_credit.envs import snapshot as _snap
 
     t_step, t_pair, t_get, t_set, t_cold, t_none = [], [], [], [], [], []
@@ -178,6 +180,7 @@ def _snapshot_cost(env: WebShopEnv, n: int, rng: np.random.Generator, policy: st
         "step_us": us * float(np.median(t_step)),
         "step_mean_us": us * float(np.mean(t_step)),
         "pair_us": us * float(np.median(t_pair)),
+        "pair_mean_us": us * float(np.mean(t_pair)),
         "get_us": us * float(np.median(t_get)),
         "set_us": us * float(np.median(t_set)),
         "cold_us": us * float(np.median(t_cold)),
@@ -245,7 +248,9 @@ def run(
         row["expert"] = _episodes(env, min(n_episodes, env.num_tasks), "expert", rng)
         won = [run_expert_episode(env, k)[1]["won"] for k in range(min(n_episodes, env.num_tasks))]
         row["expert_won"] = float(np.mean(won))
-        row["snapshot"] = _snapshot_cost(env, min(n_episodes, 100), np.random.default_rng(1))
+        row["snapshot_episodes"] = min(n_episodes, 100)
+        row["snapshot"] = {policy: _snapshot_cost(env, row["snapshot_episodes"], np.random.default_rng(1), policy)
+                           for policy in SNAPSHOT_POLICIES}
         row["end_peak_gb"] = _peak_gb()
         del env, cat, idx
         S.clear_shared()
@@ -354,25 +359,9 @@ def write_markdown(
         )
     lines += [
         "",
-        "Snapshots: median CPU time (`time.process_time`, robust to the machine's load) over every state of "
-        "100 random episodes of: one random-policy step; `get_state()` then `set_state()` of that snapshot, "
-        "timed as one interval (the goal's measure: get + set <= 10% of a median step); `get_state()` alone "
-        "and `set_state()` alone; a cold `set_state()` (this process's snapshot memo and the env's renderings "
-        "and searches forgotten: a snapshot from another process, its tag checked, its fields parsed and "
-        "checked, its search run and page rendered again); an empty interval (the timer's own cost, included "
-        "in every figure).",
-        "",
-        "| products | step median / mean (µs) | get + set (µs) | (get + set) / step median | get_state (µs) "
-        "| set_state (µs) | cold set_state (µs) | timer (µs) | snapshot bytes |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        *snapshot_lines([(r["n"], policy, sn) for r in rows for policy, sn in r["snapshot"].items()],
+                        rows[0].get("snapshot_episodes", 100)),
     ]
-    for r in rows:
-        sn = r["snapshot"]
-        lines.append(
-            f"| {r['n']:,} | {sn['step_us']:.1f} / {sn['step_mean_us']:.1f} | {sn['pair_us']:.1f} "
-            f"| {sn['pair_us'] / sn['step_us']:.1%} | {sn['get_us']:.1f} | {sn['set_us']:.1f} | {sn['cold_us']:.1f} "
-            f"| {sn['timer_us']:.1f} | {sn['bytes']:.0f} |"
-        )
     lines += [
         "",
         "Goals: search p50 <= 5 ms at 100k products and at the full 1,181,436; a full 15-step episode <= 50 ms "
@@ -384,20 +373,56 @@ def write_markdown(
     path.write_text("\n".join(lines))
 
 
+def snapshot_lines(rows: list[tuple[int, str, dict[str, float]]], episodes: int) -> list[str]:
+    """The snapshot table of both reports (this one and ``webshop_snapshot``): one row per catalog size and
+    step mix (:data:`SNAPSHOT_POLICIES`) of :func:`_snapshot_cost` figures."""
+    lines = [
+        f"Snapshots: medians of CPU time (`time.process_time`, robust to the machine's load) over every state of "
+        f"{episodes} episodes of each step mix (`split='test'`, observation `text`): one step; `get_state()` then "
+        "`set_state()` of that snapshot as one interval (the goal: <= 10% of a median step; its mean too: the "
+        "cyclic garbage collector lands in some intervals only); each alone; a cold `set_state()` (this "
+        "process's snapshot memo and the renderings and searches of a second env forgotten: a snapshot from "
+        "another process, its tag checked, its fields parsed and checked, its query searched again and its page "
+        "rendered); an empty interval (the timer's own cost, inside every figure: *less timer* takes it out of "
+        "both the pair and the step).",
+        "",
+        "Step mixes: *eps-expert* — what an agent plays, the goal's measure (the expert's action with "
+        "probability 0.7: search the instruction, open the product, choose its options, buy; else a random "
+        "admissible action); *random* — random browsing to the 15-step limit (Buy Now mostly declined: more "
+        "cheap clicks on next/previous page and description tabs), the measure of the earlier reports.",
+        "",
+        "| products | steps | step median / mean (µs) | get + set median / mean (µs) | (get + set) / step median "
+        "| the same, less timer | get_state (µs) | set_state (µs) | cold set_state (µs) | timer (µs) "
+        "| snapshot bytes |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n, policy, sn in rows:
+        net = (sn["pair_us"] - sn["timer_us"]) / (sn["step_us"] - sn["timer_us"])
+        lines.append(
+            f"| {n:,} | {policy} ({sn['steps']:.0f}) | {sn['step_us']:.1f} / {sn['step_mean_us']:.1f} "
+            f"| {sn['pair_us']:.1f} / {sn['pair_mean_us']:.1f} | {sn['pair_us'] / sn['step_us']:.1%} | {net:.1%} "
+            f"| {sn['get_us']:.1f} | {sn['set_us']:.1f} | {sn['cold_us']:.1f} | {sn['timer_us']:.1f} "
+            f"| {sn['bytes']:.0f} |"
+        )
+    return lines
+
+
 def _load_lines(loads: list[dict[str, Any]]) -> list[str]:
     if not loads:
         return []
     lines = [
         "",
-        "`load_original` (streamed files, at most 10 synthetic goals a product) on generated products written "
-        "as the original's three files, in a fresh process (peak = that process's `ru_maxrss`):",
+        "`load_original` (streamed files, at most 10 synthetic goals a product, kept as columns) on generated "
+        "products written as the original's three files (streamed, one product at a time), in a fresh process "
+        "(peak = that process's `ru_maxrss`; the writer's peak = the benchmark process's, so far):",
         "",
-        "| products | files (MB) | load (s) | goals | peak (GB) |",
-        "|---:|---:|---:|---:|---:|",
+        "| products | files (MB) | writing them (s) | load (s) | goals | peak (GB) | the writer's peak (GB) |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in loads:
         lines.append(
-            f"| {r['n']:,} | {r['files_mb']:.0f} | {r['load_s']:.1f} | {r['goals']:,} | {r['peak_gb']:.2f} |"
+            f"| {r['n']:,} | {r['files_mb']:.0f} | {r.get('write_s', float('nan')):.1f} | {r['load_s']:.1f} "
+            f"| {r['goals']:,} | {r['peak_gb']:.2f} | {r.get('parent_peak_gb', float('nan')):.2f} |"
         )
     return lines + [""]
 
@@ -428,28 +453,50 @@ print(json.dumps({"load_s": time.perf_counter() - t, "products": len(cat.product
 """
 
 
+def write_raw_files(n: int, folder: Path) -> list[Path]:
+    """``n`` generated products written as the original's three files (items array, attributes object,
+    reviews array), streamed from :func:`~agentgym_credit.envs.webshop.catalog.iter_raw` one product at a time
+    (memory holds one product, whatever ``n``), without the generator's ``instruction_options`` (so goals
+    come from option combinations, as on real files)."""
+    import json
+
+    from agentgym_credit.envs.webshop.catalog import iter_raw
+
+    paths = [folder / f for f in ("items_shuffle.json", "items_ins_v2.json", "reviews.json")]
+    with open(paths[0], "w", encoding="utf-8") as fi, open(paths[1], "w", encoding="utf-8") as fa, \
+            open(paths[2], "w", encoding="utf-8") as fr:
+        sep = ["[", "{", "["]
+        for item, att, review in iter_raw(n):
+            att = {k: v for k, v in att.items() if k != "instruction_options"}
+            fi.write(sep[0] + json.dumps(item))
+            fa.write(sep[1] + json.dumps(item["asin"]) + ": " + json.dumps(att))
+            sep[0] = sep[1] = ", "
+            if review is not None:
+                fr.write(sep[2] + json.dumps(review))
+                sep[2] = ", "
+        fi.write("]" if sep[0] == ", " else "[]")
+        fa.write("}" if sep[1] == ", " else "{}")
+        fr.write("]" if sep[2] == ", " else "[]")
+    return paths
+
+
 def loader_cost(n: int) -> dict[str, Any]:
-    """``load_original`` on ``n`` generated products written as the original's three files (without the
-    generator's ``instruction_options``, so goals come from option combinations as on real files, at most
-    10 a product), in a fresh process: its time, goals and peak memory (the file sizes too)."""
+    """``load_original`` on ``n`` generated products written as the original's three files
+    (:func:`write_raw_files`: goals from option combinations as on real files, at most 10 a product), in a
+    fresh process: its time, goals and peak memory (the file sizes and the writing time too)."""
     import json
     import subprocess
 
-    from agentgym_credit.envs.webshop.catalog import generate_raw
-
-    items, attrs, reviews = generate_raw(n)
-    for a in attrs.values():
-        a.pop("instruction_options", None)
     with tempfile.TemporaryDirectory() as d:
-        paths = [Path(d) / f for f in ("items_shuffle.json", "items_ins_v2.json", "reviews.json")]
-        for path, data in zip(paths, (items, attrs, reviews)):
-            path.write_text(json.dumps(data), encoding="utf-8")
-        del items, attrs, reviews
+        t0 = time.perf_counter()
+        paths = write_raw_files(n, Path(d))
+        write_s = time.perf_counter() - t0
         size_mb = sum(p.stat().st_size for p in paths) / 1e6
         out = subprocess.run(
             [sys.executable, "-c", _LOAD_CHILD, *map(str, paths)], capture_output=True, text=True, check=True
         )
-    return {"n": n, "files_mb": size_mb, **json.loads(out.stdout.strip().splitlines()[-1])}
+    return {"n": n, "files_mb": size_mb, "write_s": write_s, "parent_peak_gb": _peak_gb(),
+            **json.loads(out.stdout.strip().splitlines()[-1])}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -479,4 +526,5 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["EPS_EXPERT", "SNAPSHOT_POLICIES", "main", "random_browse_action", "run", "snapshot_policy", "write_markdown"]
+__all__ = ["EPS_EXPERT", "SNAPSHOT_POLICIES", "main", "random_browse_action", "run", "snapshot_lines",
+           "snapshot_policy", "write_markdown", "write_raw_files"]

@@ -214,6 +214,11 @@ class WebShopEnv(CreditEnv):
         self._fast_set = cls._restore_snapshot is WebShopEnv._restore_snapshot
         """set_state of a remembered snapshot in one pass (else through the subclass's ``_restore_snapshot``)."""
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_snap_head"] = None  # holds a MAC state (not picklable): made again by the next get_state
+        return state
+
     @property
     def num_tasks(self) -> int:
         """Number of goals in this env's split."""
