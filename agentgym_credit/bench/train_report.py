@@ -93,8 +93,12 @@ def findings(cfg: TrainBenchConfig, summary: Sequence[dict[str, Any]], comps: Se
             if c is None:
                 continue
             f = C[(task, g, partner, "final")]
-            goal = "met" if c["holm"] == "win" else "NOT met"
-            lines.append(f"- {task}: `{g}` vs `{partner}`, env steps to target {_phrase(c, '', 0)}; final "
+            goal = "met" if c.get("primary", c["holm"]) == "win" else "NOT met"
+            prim = ({"win": "; primary family: fewer steps, surviving Holm over it",
+                     "loss": "; primary family: more steps, surviving Holm over it",
+                     "tie": "; primary family: no difference after Holm over it"}[c["primary"]]
+                    if "primary" in c else "")
+            lines.append(f"- {task}: `{g}` vs `{partner}`, env steps to target {_phrase(c, '', 0)}{prim}; final "
                          f"{_phrase(f, '', 3)}" + (f" — the goal (fewer env steps than GiGPO on what the agent "
                                                    f"sees) {goal} here." if visible else "."))
             if visible and goal != "met" and rows:
@@ -165,7 +169,8 @@ def summary_lines(cfg: TrainBenchConfig, predicts: Sequence[str], summary: Seque
         for x in graphs:
             cc = C.get((task, x, "gigpo[obs]", "steps_censored"))
             if cc is not None:
-                parts.append(f"`{x}` {cc['relative']:+.0%} ({tag[cc['holm']]}, final {S[(task, x)]['final']:.3f})")
+                prim = f"; primary family: {tag[cc['primary']]}" if "primary" in cc else ""
+                parts.append(f"`{x}` {cc['relative']:+.0%} ({tag[cc['holm']]}{prim}, final {S[(task, x)]['final']:.3f})")
         if parts and (task, "gigpo[obs]") in S:
             line += (f" On agent-visible keys, env steps to target vs GiGPO[obs] (final {S[(task, 'gigpo[obs]')]['final']:.3f}): "
                      + "; ".join(parts) + ".")
