@@ -22,6 +22,7 @@ from pathlib import Path
 BLOCKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "credit_accuracy": ("credit_accuracy.md", ("Findings",)),
     "training": ("training.md", ("Findings",)),
+    "training_graph_obs": ("training_graph_obs.md", ("Findings",)),
 }
 """block name -> (report file in benchmarks/, the ``##`` sections summarized, in order, when the report has
 no ``## Summary`` section)."""
