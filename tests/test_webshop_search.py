@@ -177,5 +177,6 @@ def test_search_without_dense_terms_ranks_as_scoring_every_document(monkeypatch)
     monkeypatch.setattr(S.BM25Index, "_search_without_dense", spy)
     for q in queries:
         for k in (1, 10, 50):
-            assert idx.search(q, k) == _reference_search(idx, q, k), (q, k)
+            want = _reference_search(idx, q, k)
+            assert idx.search(q, k) == want and idx.search(q, k, prune=False) == want, (q, k)
     assert sum(taken) > len(taken) // 2 and not all(taken)  # mostly pruned; the fallbacks ran too

@@ -298,7 +298,7 @@ class BM25Index:
         at = np.minimum(np.searchsorted(post, docs), b - a - 1)
         return np.where(post[at] == docs, self.postings_weight[a:b][at], np.float32(0.0))
 
-    def search(self, query: str, k: int = 50) -> list[int]:
+    def search(self, query: str, k: int = 50, prune: bool = True) -> list[int]:
         """Indices of the top ``k`` documents with a positive score, best first (ties: lower index first).
 
         The k-th best score of the documents of one query term is a lower bound of the overall
@@ -307,13 +307,14 @@ class BM25Index:
         their largest weights together stay below that bound: a document can then only reach the top
         ``k`` through the other terms, so the candidates are the documents whose other terms alone come
         within those weights of the bound, and only they are scored exactly (every term, in the same
-        order and float32 arithmetic as :meth:`scores`): the same ranking as scoring every document.
+        order and float32 arithmetic as :meth:`scores`): the same ranking as scoring every document, which
+        ``prune=False`` does (the earlier search; benchmarks time both).
         """
         if k <= 0:
             return []
         uniq, counts = self._terms(query)
         dense = [i for i, t in enumerate(uniq) if self._is_dense(t)]
-        if dense:
+        if dense and prune:
             top = self._search_without_dense(uniq, counts, dense, k)
             if top is not None:
                 return top
