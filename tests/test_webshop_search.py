@@ -162,6 +162,7 @@ def test_search_without_dense_terms_ranks_as_scoring_every_document(monkeypatch)
     from agentgym_credit.envs.webshop.catalog import PRODUCT_TYPES, generate_catalog
 
     monkeypatch.setattr(S, "DENSE_MIN_DOCS", 0)  # a small catalog with dense terms: the path of large ones
+    monkeypatch.setattr(S, "PRUNE_MIN_DOCS", 0)
     cat = generate_catalog(3000, seed=5)
     idx = S.BM25Index.build([S.product_document(p) for p in cat.products])
     queries = [g["instruction_text"] for g in cat.goals[:150]] + [pt.noun for pt in PRODUCT_TYPES[:40]]

@@ -424,7 +424,8 @@ def _load_lines(loads: list[dict[str, Any]]) -> list[str]:
         "",
         "`load_original` (streamed files, at most 10 synthetic goals a product, kept as columns) on generated "
         "products written as the original's three files (streamed, one product at a time), in a fresh process "
-        "(peak = that process's `ru_maxrss`; the writer's peak = the benchmark process's, so far):",
+        "(peak = that process's own high-water mark, `VmHWM`: its `ru_maxrss` would start from the benchmark "
+        "process's size at the fork; the writer's peak = the benchmark process's `ru_maxrss`, so far):",
         "",
         "| products | files (MB) | writing them (s) | load (s) | goals | peak (GB) | the writer's peak (GB) |",
         "|---:|---:|---:|---:|---:|---:|---:|",
@@ -454,12 +455,16 @@ def _write_loads(loads: list[dict[str, Any]], path: Path, command: str, load: st
 
 
 _LOAD_CHILD = """
-import json, resource, sys, time
+import json, re, resource, sys, time
 from agentgym_credit.envs.webshop.data import load_original
 t = time.perf_counter()
 cat = load_original(sys.argv[1], sys.argv[2], sys.argv[3])
+try:  # this process's own high-water mark (ru_maxrss starts from the parent's resident size at the fork)
+    peak = int(re.search(r"VmHWM:\\s*(\\d+)", open("/proc/self/status").read()).group(1)) * 1024 / 1e9
+except (OSError, AttributeError):
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
 print(json.dumps({"load_s": time.perf_counter() - t, "products": len(cat.products), "goals": len(cat.goals),
-                  "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9}))
+                  "peak_gb": peak}))
 """
 
 

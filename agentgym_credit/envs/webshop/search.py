@@ -28,9 +28,9 @@ score vector — one vectorized ``np.add.at`` per query term, no Python loop ove
 only the documents scoring at least the k-th best score within one term's postings (a lower
 bound of the overall k-th best), with ``np.partition`` and ``np.lexsort``. Terms on more than 1/8 of
 the documents (dense: a full-length vector add each) are left out when their largest weights together
-stay below that bound (MaxScore's argument): a document then needs the other terms to come within
-those weights of it, which only documents of the rarest terms can; those few are scored exactly, every
-term in the same order and float32 arithmetic (:meth:`BM25Index.search`). The ranking is the one of
+stay below that bound (MaxScore's argument; from :data:`PRUNE_MIN_DOCS` documents on): a document then
+needs the other terms to come within those weights of it, which only documents of the rarest terms can;
+those few are scored exactly, every term in the same order and float32 arithmetic (:meth:`BM25Index.search`). The ranking is the one of
 scoring every document (``tests/test_webshop_search.py`` checks it against the earlier search).
 """
 
@@ -59,6 +59,11 @@ from agentgym_credit.envs.cachekey import cache_tag
 INDEX_FORMAT_VERSION = 2
 DENSE_FRACTION, DENSE_MIN_DOCS, DENSE_MAX_TERMS = 8, 20_000, 64
 """Terms in more than 1/8 of at least 20k documents are added as dense vectors (at most 64 kept)."""
+PRUNE_MIN_DOCS = 500_000
+"""Dense terms are left out of a search's accumulation only from this many documents on: below it the full
+vector adds are cheap (the score vector stays in the caches) and the pruning's own steps cost more (CPU
+p50 at 100k generated products 0.30 ms pruned vs 0.17 ms; at 300k 0.51-0.54 vs 0.49; at 1.18M 0.98 vs
+1.43 ms, benchmarks/webshop_speed_full.md)."""
 SCAN_FRACTION = 32
 """A search finds its candidates in the postings of its rarest terms unless they hold more than 1/32 of the
 documents (then in one pass over the score vector)."""
@@ -314,7 +319,7 @@ class BM25Index:
             return []
         uniq, counts = self._terms(query)
         dense = [i for i, t in enumerate(uniq) if self._is_dense(t)]
-        if dense and prune:
+        if dense and prune and self.n_docs >= PRUNE_MIN_DOCS:
             top = self._search_without_dense(uniq, counts, dense, k)
             if top is not None:
                 return top
@@ -579,6 +584,7 @@ __all__ = [
     "IndexCacheError",
     "K1_DEFAULT",
     "LUCENE_STOP_WORDS",
+    "PRUNE_MIN_DOCS",
     "analyze",
     "cache_dir",
     "clear_shared",
