@@ -8,7 +8,7 @@ Sub-commands:
   projected on the admissible actions), ``quit`` to stop;
 - ``demo [--env ID] [--seed N] [--policy P]`` — one scripted episode on an env with an exact model
   (GridWorld by default), printed with the exact advantage A^π and A* of every step;
-- ``bench NAME [args]`` — runs ``agentgym_credit.bench.NAME:main(args)`` (NAME in
+- ``bench NAME [args]`` — runs ``main(args)`` of the benchmark module :func:`bench_module` names (NAME in
   :data:`BENCH_NAMES`); every argument, ``--out`` included, goes to the benchmark (``bench credit``
   writes to ``./agc-bench/`` unless it is a full run from the repository root or ``--out`` says
   otherwise);
@@ -47,7 +47,21 @@ BENCH_NAMES: tuple[str, ...] = (
     "credit_real",
     "graph_credit",
 )
-"""Benchmarks ``agentgym-credit bench`` dispatches to (modules of ``agentgym_credit.bench``)."""
+"""Benchmarks ``agentgym-credit bench`` dispatches to (see :func:`bench_module`)."""
+
+BENCH_ROOMS: dict[str, str] = {
+    **dict.fromkeys(("env_speed", "credit_speed", "collector_speed", "alfworld_speed", "alfworld_memory",
+                     "webshop_speed", "webshop_snapshot", "gpu_rollout_speed", "grouping_speed"), "speed"),
+    **dict.fromkeys(("reliability",), "faults"),
+    **dict.fromkeys(("alfworld_games", "webshop_difficulty"), "envs"),
+}
+"""The sub-package of ``agentgym_credit.bench`` a benchmark lives in, when not the main job's (the package itself)."""
+
+
+def bench_module(name: str) -> str:
+    """The module of benchmark ``name``: ``agentgym_credit.bench[.speed|.faults|.envs].NAME``."""
+    room = BENCH_ROOMS.get(name)
+    return f"agentgym_credit.bench.{room}.{name}" if room else f"agentgym_credit.bench.{name}"
 
 POLICIES = ("noisy", "uniform", "optimal", "revisit")
 
@@ -244,7 +258,7 @@ def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdo
             close = difflib.get_close_matches(argv[1], BENCH_NAMES, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             return _err(f"unknown benchmark {argv[1]!r}{hint}; choose one of {', '.join(BENCH_NAMES)}")
-        return _dispatch(f"agentgym_credit.bench.{argv[1]}", argv[2:], f"benchmark {argv[1]!r}")
+        return _dispatch(bench_module(argv[1]), argv[2:], f"benchmark {argv[1]!r}")
     if argv[:1] == ["train"]:
         return _dispatch("agentgym_credit.trainer.cli", argv[1:], "the trainer")
     from gymnasium import error as gym_error

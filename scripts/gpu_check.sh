@@ -46,7 +46,7 @@ step() {  # step NAME TIMEOUT REPORT COMMAND...
 }
 
 step gpu_rollout_speed "$T_ROLL" "$OUT/gpu_rollout_speed.md" \
-  python -m agentgym_credit.bench.gpu_rollout_speed "${EXTRA[@]}" --sweep-budget-s 45 --no-progress \
+  python -m agentgym_credit.bench.speed.gpu_rollout_speed "${EXTRA[@]}" --sweep-budget-s 45 --no-progress \
   --out "$OUT/gpu_rollout_speed.md"
 step gpu_training "$T_TRAIN" "$OUT/gpu_training.md" \
   python -m agentgym_credit.bench.llm_training --gpu "${EXTRA[@]}" --iterations 20 --no-progress \

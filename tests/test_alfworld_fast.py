@@ -2,7 +2,7 @@
 
 Same game dict, same commands (random admissible ones, junk ones, and the oracle expert's), compared
 character by character at every step: observation, admissible commands, facts (in order), score, done,
-won. The full sweep over every dev game is in ``python -m agentgym_credit.bench.alfworld_speed``.
+won. The full sweep over every dev game is in ``python -m agentgym_credit.bench.speed.alfworld_speed``.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ pytest.importorskip("fast_downward")
 
 from alfworld_fixtures import private_sas_cache  # noqa: E402,F401  (autouse)
 
-from agentgym_credit.bench.alfworld_games import problem_counts, room_of  # noqa: E402
+from agentgym_credit.bench.envs.alfworld_games import problem_counts, room_of  # noqa: E402
 from agentgym_credit.envs.alfworld.generator import (  # noqa: E402
     ROOMS,
     TASK_TYPES,

@@ -23,8 +23,8 @@ import zlib
 import numpy as np
 import pytest
 
-from agentgym_credit.bench import reliability as R
-from agentgym_credit.bench import reliability_caches as RC
+from agentgym_credit.bench.faults import reliability as R
+from agentgym_credit.bench.faults import reliability_caches as RC
 from agentgym_credit.bench.report import write_section
 
 pytest.importorskip("pyarrow", reason="RolloutBatch.save needs `pip install -e '.[data]'`")

@@ -76,12 +76,12 @@ def test_demo_refuses_an_env_without_a_model(capsys):
 
 def test_bench_and_train_dispatch_every_argument(monkeypatch):
     seen = {}
-    for name in ("agentgym_credit.bench.credit_speed", "agentgym_credit.trainer.cli"):
+    for name in ("agentgym_credit.bench.speed.credit_speed", "agentgym_credit.trainer.cli"):
         mod = types.ModuleType(name)
         mod.main = lambda argv, name=name: seen.setdefault(name, argv) and 3
         monkeypatch.setitem(sys.modules, name, mod)
     assert main(["bench", "credit_speed", "--quick", "-n", "5"]) == 3
-    assert seen["agentgym_credit.bench.credit_speed"] == ["--quick", "-n", "5"]
+    assert seen["agentgym_credit.bench.speed.credit_speed"] == ["--quick", "-n", "5"]
     assert main(["train", "--config", "x.toml"]) == 3
     assert seen["agentgym_credit.trainer.cli"] == ["--config", "x.toml"]
     assert "credit" in BENCH_NAMES and "webshop_speed" in BENCH_NAMES
@@ -90,7 +90,7 @@ def test_bench_and_train_dispatch_every_argument(monkeypatch):
 def test_bench_unknown_or_missing_is_a_clear_error(monkeypatch, capsys):
     assert main(["bench", "nope"]) == 2
     assert "unknown benchmark 'nope'" in capsys.readouterr().err
-    monkeypatch.setitem(sys.modules, "agentgym_credit.bench.alfworld_speed", None)  # import fails
+    monkeypatch.setitem(sys.modules, "agentgym_credit.bench.speed.alfworld_speed", None)  # import fails
     assert main(["bench", "alfworld_speed"]) == 2
     assert "alfworld_speed" in capsys.readouterr().err
 
@@ -123,3 +123,20 @@ def test_play_bad_task_is_a_clear_error(task, capsys):
 def test_play_refuses_an_env_that_is_not_a_text_env(capsys):
     rc = main(["play", "CartPole-v1"], stdin=io.StringIO("0\n"), stdout=io.StringIO())
     assert rc == 2 and "credit/" in capsys.readouterr().err
+
+
+def test_every_benchmark_name_resolves_to_a_module_with_main():
+    """The main job's benchmarks live in agentgym_credit.bench, the speed / fault / env-fidelity ones in its
+    sub-packages; every name the CLI offers points at a module that exists and has a ``main``."""
+    import importlib.util
+
+    from agentgym_credit.cli import BENCH_NAMES, BENCH_ROOMS, bench_module
+
+    assert set(BENCH_ROOMS) <= set(BENCH_NAMES)
+    for name in BENCH_NAMES:
+        mod = bench_module(name)
+        assert importlib.util.find_spec(mod) is not None, mod
+        src = importlib.util.find_spec(mod).origin
+        assert "def main(" in open(src).read(), mod
+    assert bench_module("credit") == "agentgym_credit.bench.credit"
+    assert bench_module("collector_speed") == "agentgym_credit.bench.speed.collector_speed"

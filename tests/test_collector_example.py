@@ -26,7 +26,7 @@ def test_pg_gigpo_example_runs_two_iterations(capsys):
 
 
 def test_collector_speed_benchmark_writes_its_report(tmp_path):
-    from agentgym_credit.bench import collector_speed
+    from agentgym_credit.bench.speed import collector_speed
 
     out = collector_speed.main(["--out", str(tmp_path / "speed.md"), "--groups", "2", "--group-size", "2",
                                 "--max-steps", "5", "--slow-groups", "1", "--slow-steps", "3", "--delay", "0.001",

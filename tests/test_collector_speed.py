@@ -4,7 +4,7 @@ import gymnasium as gym
 import numpy as np
 
 import agentgym_credit  # noqa: F401
-from agentgym_credit.bench.collector_speed import GRID_ID, bare_loop, first_action
+from agentgym_credit.bench.speed.collector_speed import GRID_ID, bare_loop, first_action
 from agentgym_credit.wrappers.collector import GroupedRolloutCollector, group_seed
 from agentgym_credit.wrappers.history import HistoryFingerprint
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agentgym_credit.bench.credit_speed import main, synthetic_steps
+from agentgym_credit.bench.speed.credit_speed import main, synthetic_steps
 from agentgym_credit.credit import ESTIMATORS, group_stats
 
 
@@ -21,7 +21,7 @@ def test_benchmark_writes_report(tmp_path):
     out = tmp_path / "credit_speed.md"
     assert main(["--sizes", "600", "--repeat", "1", "--out", str(out)]) == 0
     text = out.read_text()
-    assert "Command: `python -m agentgym_credit.bench.credit_speed --sizes 600" in text
+    assert "Command: `python -m agentgym_credit.bench.speed.credit_speed --sizes 600" in text
     for name in ESTIMATORS:
         assert f"| {name} | 600 |" in text
     assert "×" in text  # the reference ran and ratios were computed

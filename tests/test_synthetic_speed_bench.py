@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentgym_credit.bench import env_speed
+from agentgym_credit.bench.speed import env_speed
 
 
 def test_env_speed_main_writes_markdown(tmp_path, capsys):
@@ -12,7 +12,7 @@ def test_env_speed_main_writes_markdown(tmp_path, capsys):
     assert rc == 0
     md = out.read_text()
     assert md.startswith("# Synthetic env speed")
-    assert "Command: `python -m agentgym_credit.bench.env_speed --steps 300" in md and "cpu_count" in md
+    assert "Command: `python -m agentgym_credit.bench.speed.env_speed --steps 300" in md and "cpu_count" in md
     row = next(line for line in md.splitlines() if line.startswith("| credit/CueCorridor-v0"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1] == "20" and float(cells[6]) > 0  # tasks, ratio

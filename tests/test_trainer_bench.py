@@ -13,7 +13,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from agentgym_credit.bench import gpu_rollout_speed as bench  # noqa: E402
+from agentgym_credit.bench.speed import gpu_rollout_speed as bench  # noqa: E402
 
 
 def test_gpu_rollout_benchmark_refuses_on_cpu_and_its_comparison_runs(tmp_path, capsys):

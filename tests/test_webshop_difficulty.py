@@ -6,14 +6,14 @@ import pytest
 
 pytest.importorskip("rapidfuzz")
 
-from agentgym_credit.bench import webshop_difficulty as W  # noqa: E402
+from agentgym_credit.bench.envs import webshop_difficulty as W  # noqa: E402
 
 
 def test_small_run_orders_the_policies_and_writes_the_report(tmp_path):
     out = tmp_path / "webshop_difficulty.md"
     W.main(["--sizes", "600", "--goals", "60", "--language", "300", "--out", str(out)])
     text = out.read_text()
-    assert "Command: `python -m agentgym_credit.bench.webshop_difficulty --sizes 600" in text
+    assert "Command: `python -m agentgym_credit.bench.envs.webshop_difficulty --sizes 600" in text
     assert "load average" in text and "Goals:" in text and "rule success" in text
     assert "| generated v4, sentence |" in text and "vocabulary per 300" in text
     rows = {}

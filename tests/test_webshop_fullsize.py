@@ -123,7 +123,7 @@ def test_chunked_index_build_equals_one_chunk():
 
 
 def test_speed_bench_reports_memory_build_and_step_times(tmp_path):
-    from agentgym_credit.bench import webshop_speed as B
+    from agentgym_credit.bench.speed import webshop_speed as B
 
     rows = B.run([300], n_queries=20, n_episodes=3, bm25s_compare=False)
     r = rows[0]
@@ -131,7 +131,7 @@ def test_speed_bench_reports_memory_build_and_step_times(tmp_path):
     assert r["postings"] > 0 and r["terms"] > 0 and r["build_s"] > 0
     assert 0 < r["random"]["step_ms_p50"] <= r["random"]["step_ms_p99"]
     out = tmp_path / "speed.md"
-    B.write_markdown(rows, out, "python -m agentgym_credit.bench.webshop_speed --sizes 300", "1.0 / 1.0")
+    B.write_markdown(rows, out, "python -m agentgym_credit.bench.speed.webshop_speed --sizes 300", "1.0 / 1.0")
     text = out.read_text()
     assert "peak after index (GB)" in text and "| 300 |" in text and "step p50 / p99" in text
 
@@ -157,7 +157,7 @@ def test_search_reuses_one_buffer_and_the_index_pickles():
 
 
 def test_loader_bench_in_a_fresh_process(tmp_path):
-    from agentgym_credit.bench import webshop_speed as B
+    from agentgym_credit.bench.speed import webshop_speed as B
 
     out = tmp_path / "loader.md"
     B.main(["--sizes", "--loader", "200", "--out", str(out)])
@@ -172,7 +172,7 @@ def test_loader_bench_in_a_fresh_process(tmp_path):
 def test_streamed_raw_files_hold_what_generate_raw_holds(tmp_path):
     import json
 
-    from agentgym_credit.bench.webshop_speed import write_raw_files
+    from agentgym_credit.bench.speed.webshop_speed import write_raw_files
 
     paths = write_raw_files(120, tmp_path)
     items, attrs, reviews = generate_raw(120)
@@ -186,7 +186,7 @@ def test_streamed_raw_files_hold_what_generate_raw_holds(tmp_path):
 def test_loader_keeps_goals_as_columns_that_read_as_the_dicts(tmp_path):
     """Issue 25.5: ~10M goals at full size would take ~7.5 GB as dicts; the loader keeps them as columns,
     each read as the dict ``synthetic_goals`` makes (same goals, same order), for any cap."""
-    from agentgym_credit.bench.webshop_speed import write_raw_files
+    from agentgym_credit.bench.speed.webshop_speed import write_raw_files
     from agentgym_credit.envs.webshop.data import SyntheticGoals, product_prices, synthetic_goals
 
     paths = write_raw_files(400, tmp_path)

@@ -82,7 +82,7 @@ def test_typos_and_omissions_at_their_rates(raw5k):
 def test_rule_baseline_near_the_paper(tmp_path):
     """Search the instruction, first result, Buy Now: paper 45.6 score, 9.6% success; was 0% success
     (every goal asked for options), now some goals are met by any choice on the item page."""
-    from agentgym_credit.bench import webshop_difficulty as W
+    from agentgym_credit.bench.envs import webshop_difficulty as W
     from agentgym_credit.envs.webshop.catalog import generate_catalog
     from agentgym_credit.envs.webshop.env import WebShopEnv
 

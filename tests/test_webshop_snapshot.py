@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("rapidfuzz")
 
-from agentgym_credit.bench.webshop_speed import random_browse_action  # noqa: E402
+from agentgym_credit.bench.speed.webshop_speed import random_browse_action  # noqa: E402
 from agentgym_credit.envs.webshop.env import WebShopEnv  # noqa: E402
 from agentgym_credit.errors import ResetNeeded, SnapshotError  # noqa: E402
 

@@ -28,7 +28,7 @@ derivation, of which ~60 % is TatSu re-parsing the same templates and queries an
 derivation contexts. Nothing here changes *what* is derived:
 the same rules are tried in the same order against the same state, so observations, admissible
 commands, facts, rewards and ``won`` are identical (differential test: ``tests/test_alfworld_fast.py``;
-timings: ``python -m agentgym_credit.bench.alfworld_speed``).
+timings: ``python -m agentgym_credit.bench.speed.alfworld_speed``).
 """
 
 from __future__ import annotations

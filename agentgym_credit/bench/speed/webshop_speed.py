@@ -2,7 +2,7 @@
 ``benchmarks/webshop_speed.md``.
 
 What lives here: :func:`run` (all measurements for a list of catalog sizes) and :func:`main` (the
-command line: ``python -m agentgym_credit.bench.webshop_speed [--sizes 1000 10000 100000]``).
+command line: ``python -m agentgym_credit.bench.speed.webshop_speed [--sizes 1000 10000 100000]``).
 
 Measured per catalog size (up to the original's full 1,181,436 products): generation time, peak
 resident memory (after generating, after indexing, at the end), fingerprint and chunked BM25 index
@@ -532,7 +532,7 @@ def main(argv: list[str] | None = None) -> None:
     if "--note" in given:  # the note is printed under the command, not inside it
         i = given.index("--note")
         given[i + 1 : i + 2] = ["'...'"]
-    cmd = "python -m agentgym_credit.bench.webshop_speed " + " ".join(given)
+    cmd = "python -m agentgym_credit.bench.speed.webshop_speed " + " ".join(given)
     write_markdown(rows, args.out, cmd.strip(), load, args.note, loads)
     print(args.out.read_text())
 

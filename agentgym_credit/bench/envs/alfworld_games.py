@@ -3,7 +3,7 @@
 What lives here: :func:`room_of` (the room kind of a game: ALFWorld's floor plan number for a real game,
 the generator's record for a generated one), :func:`game_stats` (objects, receptacles, admissible
 commands at the start and expert steps of one game) and :func:`main` (``python -m
-agentgym_credit.bench.alfworld_games``), which measures every solvable dev game
+agentgym_credit.bench.envs.alfworld_games``), which measures every solvable dev game
 (``../shared/data/alfworld/dev``) and ``--generated`` generated games of each task type, and writes
 ``benchmarks/alfworld_games.md``: per room kind and per task type, each measure's median, 10th-90th
 percentiles and range, generated vs real, the ratio of medians, whether the generated range covers the
@@ -131,7 +131,7 @@ def _mix(games: list[dict], task_type: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m agentgym_credit.bench.alfworld_games", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m agentgym_credit.bench.envs.alfworld_games", description=__doc__.split("\n")[0])
     ap.add_argument("--generated", type=int, default=20, help="generated games per task type")
     ap.add_argument("--out", default="benchmarks/alfworld_games.md")
     argv = sys.argv[1:] if argv is None else list(argv)  # recorded in the report as run
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     combos = sorted({g["combo"] for g in real})
     missing = [c for c in combos if not combo_can_be_generated(*c)]
     won = sum(g["won"] for g in gen)
-    cmd = "python -m agentgym_credit.bench.alfworld_games" + ("" if not argv else " " + " ".join(argv))
+    cmd = "python -m agentgym_credit.bench.envs.alfworld_games" + ("" if not argv else " " + " ".join(argv))
     lines = [
         "# ALFWorld games: generated vs real (dev), per room kind and task type",
         "",

@@ -1,7 +1,7 @@
 """Fault figures: killed overwrites, killed workers, damaged or planted cache files.
 
 What lives here: :func:`main` (``agentgym-credit bench reliability`` or
-``python -m agentgym_credit.bench.reliability``), which measures, in one run, and writes each part as its
+``python -m agentgym_credit.bench.faults.reliability``), which measures, in one run, and writes each part as its
 own section of ``benchmarks/reliability.md`` (:func:`~agentgym_credit.bench.report.write_section`; other
 sections, such as the ALFWorld memory one, are kept):
 
@@ -11,9 +11,9 @@ sections, such as the ALFWorld memory one, are kept):
 - :func:`worker_kills` — collects of ``credit/GridWorld-v0`` (slip 0.3, a deterministic hash policy) on
   the subprocess or Ray backend while a thread SIGKILLs worker processes at random moments; every batch
   is compared with the batch collected without kills from the same seeds on the sync backend.
-- :func:`~agentgym_credit.bench.reliability_caches.cache_faults` — damaged or planted entries of the
+- :func:`~agentgym_credit.bench.faults.reliability_caches.cache_faults` — damaged or planted entries of the
   ALFWorld translation cache and of the WebShop index cache, each in a fresh interpreter that builds,
-  resets and plays the env (see :mod:`agentgym_credit.bench.reliability_caches`).
+  resets and plays the env (see :mod:`agentgym_credit.bench.faults.reliability_caches`).
 
 Predictions are stated in :data:`PREDICTIONS` (written before the first full run) and printed with the
 results, so the run judges them.
@@ -357,7 +357,7 @@ def _load_line(load: tuple[float, float]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from agentgym_credit.bench.reliability_caches import cache_faults, cache_section
+    from agentgym_credit.bench.faults.reliability_caches import cache_faults, cache_section
 
     ap = argparse.ArgumentParser(prog="agentgym-credit bench reliability", description=__doc__.split("\n")[0])
     ap.add_argument("--overwrite-kills", type=int, default=20, help="killed overwrites with the current save")

@@ -1,6 +1,6 @@
 """Speed of the credit estimators: vectorized numpy vs the plain-Python reference, in one run.
 
-Run ``python -m agentgym_credit.bench.credit_speed`` (from the repository root, so that the
+Run ``python -m agentgym_credit.bench.speed.credit_speed`` (from the repository root, so that the
 reference implementation ``tests/reference_estimators.py`` can be loaded); it writes
 ``benchmarks/credit_speed.md`` with the machine, the exact command, and per estimator and batch size
 the best-of-``--repeat`` vectorized time, the reference time (one run) and their ratio.
@@ -144,7 +144,7 @@ def _fmt(sec: float | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and write the markdown report; returns 0."""
-    p = argparse.ArgumentParser(prog="python -m agentgym_credit.bench.credit_speed", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m agentgym_credit.bench.speed.credit_speed", description=__doc__.split("\n")[0])
     p.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES))
     p.add_argument("--ref-max", type=int, default=1_000_000,
                    help="run the plain-Python reference only up to this many steps")
@@ -152,10 +152,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=3, help="vectorized timing: best of this many calls")
     p.add_argument("--pin", action="store_true", help="pin the process to one CPU (os.sched_setaffinity)")
     p.add_argument("--out", default="benchmarks/credit_speed.md")
-    p.add_argument("--root", default=str(Path(__file__).resolve().parents[2]),
+    p.add_argument("--root", default=str(Path(__file__).resolve().parents[3]),
                    help="repository root holding tests/reference_estimators.py")
     args = p.parse_args(argv)
-    command = "python -m agentgym_credit.bench.credit_speed " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    command = "python -m agentgym_credit.bench.speed.credit_speed " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     pinned = _pin_one_core() if args.pin else "not pinned (single-threaded)"
     load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
     refs = _load_references(Path(args.root))

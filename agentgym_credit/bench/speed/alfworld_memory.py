@@ -1,6 +1,6 @@
 """ALFWorld native memory over many new games: the ALFWorld section of ``benchmarks/reliability.md``.
 
-What lives here: :func:`main` (``python -m agentgym_credit.bench.alfworld_memory``), which runs, each in a
+What lives here: :func:`main` (``python -m agentgym_credit.bench.speed.alfworld_memory``), which runs, each in a
 fresh interpreter and in the same run,
 
 - ``now``: ``generate_game`` for ``--games`` new games (each solvability-checked on the engine, as the env
@@ -85,7 +85,7 @@ def _plot(arms: dict[str, dict], path: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m agentgym_credit.bench.alfworld_memory",
+    ap = argparse.ArgumentParser(prog="python -m agentgym_credit.bench.speed.alfworld_memory",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--games", type=int, default=1000, help="new games measured with the current engine")
     ap.add_argument("--old-games", type=int, default=150, help="new games with the old engine behaviour")
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     plot = _plot(arms, out.parent / "alfworld_memory.png")
-    cmd = "python -m agentgym_credit.bench.alfworld_memory" + ("" if not argv else " " + " ".join(argv))
+    cmd = "python -m agentgym_credit.bench.speed.alfworld_memory" + ("" if not argv else " " + " ".join(argv))
     body = "\n".join([
         "## ALFWorld: memory over many new games",
         "",

@@ -1,6 +1,6 @@
 """Collector speed: overhead over a bare loop, and worker scaling on a slow env.
 
-``python -m agentgym_credit.bench.collector_speed`` writes ``benchmarks/collector_speed.md``.
+``python -m agentgym_credit.bench.speed.collector_speed`` writes ``benchmarks/collector_speed.md``.
 
 What lives here:
 
@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> Path:
     """Run the benchmark and write the markdown report; return its path."""
     from agentgym_credit.bench.report import machine_lines, markdown_table
 
-    p = argparse.ArgumentParser(prog="python -m agentgym_credit.bench.collector_speed", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m agentgym_credit.bench.speed.collector_speed", description=__doc__.split("\n")[0])
     p.add_argument("--out", default="benchmarks/collector_speed.md")
     p.add_argument("--groups", type=int, default=16, help="groups per collect call (GridWorld part)")
     p.add_argument("--group-size", type=int, default=8)
@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> Path:
         scale += scaling_rows(backend, args.slow_groups, args.group_size, args.slow_steps, args.delay, args.repeats)
     load_after = os.getloadavg()
     used = sys.argv[1:] if argv is None else list(argv)
-    cmd = " ".join(["python -m agentgym_credit.bench.collector_speed", *used])
+    cmd = " ".join(["python -m agentgym_credit.bench.speed.collector_speed", *used])
     text = "\n".join([
         "# Collector speed",
         "",

@@ -4,7 +4,7 @@ writes ``benchmarks/webshop_difficulty.md`` (and a PNG bar chart when matplotlib
 What lives here: the policies (:func:`rule_policy`, :func:`option_script_policy`,
 :func:`random_policy`, the privileged :class:`~agentgym_credit.envs.webshop.expert.ExpertPolicy`),
 :func:`run` (every policy on the test goals of each catalog size), :func:`write_markdown`,
-:func:`main` (``python -m agentgym_credit.bench.webshop_difficulty [--sizes 1000 10000]``, or
+:func:`main` (``python -m agentgym_credit.bench.envs.webshop_difficulty [--sizes 1000 10000]``, or
 ``agentgym-credit bench webshop_difficulty``).
 
 Policies, all on ``split="test"`` (goals 0-499), 15-step limit:
@@ -256,7 +256,7 @@ def write_markdown(
         "",
         f"Test goals (0-499) of the generated catalogs, reward rules `{rules}`, 15-step limit. Score = "
         "average reward x 100 (± 1.96 standard errors), success = share of episodes with reward 1.0. "
-        "Policies: see `agentgym_credit/bench/webshop_difficulty.py`.",
+        "Policies: see `agentgym_credit/bench/envs/webshop_difficulty.py`.",
         "",
         "| products | policy | score | success % | median steps | mean steps | paper |",
         "|---:|---|---:|---:|---:|---:|---|",
@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> None:
         r["reward_rules"] = args.reward_rules
     lang = language(args.language) if args.language else None
     load = f"{load0} / {os.getloadavg()[0]:.1f}"
-    cmd = "python -m agentgym_credit.bench.webshop_difficulty " + " ".join(
+    cmd = "python -m agentgym_credit.bench.envs.webshop_difficulty " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
     write_markdown(rows, args.out, cmd.strip(), time.perf_counter() - t0, load, lang)

@@ -26,7 +26,7 @@ that the two decoders pick the same tokens on the same prompts.
 Goal: the sampler >= 4x eager ``generate`` and >= 1.5x static+compile ``generate`` in new
 tokens/s; the report says met / not met from the measured rows.
 
-Run: ``python -m agentgym_credit.bench.gpu_rollout_speed`` (``--help`` for sizes).
+Run: ``python -m agentgym_credit.bench.speed.gpu_rollout_speed`` (``--help`` for sizes).
 """
 
 from __future__ import annotations
@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     shapes = training_shapes(args.batch, args.prompt_len)
     sw = [] if args.no_sweep else sweep(model, shapes, args.new_tokens, backend, mode, args.sweep_budget_s, show=show)
     total = time.perf_counter() - t0
-    command = ["python", "-m", "agentgym_credit.bench.gpu_rollout_speed"] + (sys.argv[1:] if argv is None
+    command = ["python", "-m", "agentgym_credit.bench.speed.gpu_rollout_speed"] + (sys.argv[1:] if argv is None
                                                                               else list(argv))
     table = markdown_table(
         ["method", "seconds", "first call s", "new tokens", "new tokens/s", "x generate eager",

@@ -1,6 +1,6 @@
 """Env speed benchmark: steps per second of the synthetic envs, bare and under ``HistoryFingerprint``.
 
-``python -m agentgym_credit.bench.env_speed`` writes ``benchmarks/env_speed.md``. Each env is made
+``python -m agentgym_credit.bench.speed.env_speed`` writes ``benchmarks/env_speed.md``. Each env is made
 with ``gym.make`` (default parameters, as a user gets it) and stepped in one process with random
 admissible actions; bare, wrapped (``HistoryFingerprint(depth=4)``) and wrapped with
 ``include_actions=True`` runs alternate, ``--repeats`` times each, and the table reports the median
@@ -254,7 +254,7 @@ def to_markdown(rows: list[dict[str, Any]], command: str, n_steps: int, repeats:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m agentgym_credit.bench.env_speed", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m agentgym_credit.bench.speed.env_speed", description=__doc__.split("\n")[0])
     p.add_argument("--steps", type=int, default=50_000, help="steps per timed run")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per env and mode (median reported)")
     p.add_argument("--depth", type=int, default=4, help="HistoryFingerprint depth K")
@@ -266,9 +266,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error("--steps and --repeats must be >= 1")
     load = _load()
     rows = run(args.envs, args.steps, args.repeats, args.depth, show_progress=not args.no_progress)
-    command = "python -m agentgym_credit.bench.env_speed" + (" " + " ".join(argv) if argv else "")
+    command = "python -m agentgym_credit.bench.speed.env_speed" + (" " + " ".join(argv) if argv else "")
     if argv is None and len(sys.argv) > 1:
-        command = "python -m agentgym_credit.bench.env_speed " + " ".join(sys.argv[1:])
+        command = "python -m agentgym_credit.bench.speed.env_speed " + " ".join(sys.argv[1:])
     notes = goal_notes(rows, floor_costs(args.depth), args.depth)
     md = to_markdown(rows, command, args.steps, args.repeats, args.depth, load, notes)
     out = Path(args.out)

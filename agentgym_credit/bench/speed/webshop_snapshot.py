@@ -1,15 +1,15 @@
 """WebShop snapshot cost against a step; writes ``benchmarks/webshop_snapshot.md``.
 
-What lives here: :func:`main` (``python -m agentgym_credit.bench.webshop_snapshot [--sizes 1000 10000]
+What lives here: :func:`main` (``python -m agentgym_credit.bench.speed.webshop_snapshot [--sizes 1000 10000]
 [--episodes 100] [--policies eps-expert random]``). For each catalog size and step mix it runs
-:func:`~agentgym_credit.bench.webshop_speed._snapshot_cost` (the same measurement as the snapshot section of
+:func:`~agentgym_credit.bench.speed.webshop_speed._snapshot_cost` (the same measurement as the snapshot section of
 ``webshop_speed``, without the search and catalog benchmarks around it): medians of CPU time over every state
 of the episodes of one step, of ``get_state()`` then ``set_state()`` of that snapshot as one interval (the
 goal: <= 10% of a median step), of each alone, of a cold ``set_state()`` (a snapshot from another process:
 tag checked, fields parsed and checked, search run again, page rendered; into a second env, so that the
 measured one plays on undisturbed) and of an empty interval (the timer's own cost).
 
-The step mixes (:data:`~agentgym_credit.bench.webshop_speed.SNAPSHOT_POLICIES`): ``eps-expert`` — what an agent
+The step mixes (:data:`~agentgym_credit.bench.speed.webshop_speed.SNAPSHOT_POLICIES`): ``eps-expert`` — what an agent
 plays (the expert's action with probability 0.7: search the instruction, open the product, choose its
 options, buy; else a random admissible action), the goal's measure; ``random`` — random browsing to the step
 limit (more cheap clicks: next/previous page, description tabs), the measure of the earlier reports.
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentgym_credit.bench.webshop_speed import SNAPSHOT_POLICIES, _snapshot_cost, snapshot_lines
+from agentgym_credit.bench.speed.webshop_speed import SNAPSHOT_POLICIES, _snapshot_cost, snapshot_lines
 from agentgym_credit.envs.webshop.env import WebShopEnv, shared_catalog
 
 
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> None:
         f"Machine: `{platform.platform()}`, Python {platform.python_version()}, {os.cpu_count()} CPUs, shared "
         f"with other jobs while measured (load average before / after: {load0:.1f} / {load1:.1f}).",
         "",
-        f"Command: `python -m agentgym_credit.bench.webshop_snapshot {' '.join(given)}`".rstrip(),
+        f"Command: `python -m agentgym_credit.bench.speed.webshop_snapshot {' '.join(given)}`".rstrip(),
         "",
     ]
     if args.note:

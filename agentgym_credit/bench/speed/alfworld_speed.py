@@ -1,6 +1,6 @@
 """ALFWorld engine speed: stock TextWorld PDDL engine vs this package's fast engine, side by side.
 
-What lives here: :func:`main` (``python -m agentgym_credit.bench.alfworld_speed``), which
+What lives here: :func:`main` (``python -m agentgym_credit.bench.speed.alfworld_speed``), which
 
 - plays the same command sequences (an oracle-expert episode, then random admissible and junk commands)
   on both engines for every solvable dev game (``../shared/data/alfworld/dev``, if present) and for
@@ -164,7 +164,7 @@ def _snapshot_rows(dev_games: int, gen_games: int, steps: int) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m agentgym_credit.bench.alfworld_speed", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m agentgym_credit.bench.speed.alfworld_speed", description=__doc__.split("\n")[0])
     ap.add_argument("--dev-games", type=int, default=0, help="dev games to use (0 = all solvable ones)")
     ap.add_argument("--generated", type=int, default=6, help="generated games (task types in turn)")
     ap.add_argument("--random-steps", type=int, default=30, help="random commands per game after the expert episode")
@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
 
     snap_rows = _snapshot_rows(len(suites[0][1]) if dev is not None else 0, args.generated, args.snapshot_steps)
     load = os.getloadavg()[0]
-    cmd = "python -m agentgym_credit.bench.alfworld_speed" + ("" if not argv else " " + " ".join(argv))
+    cmd = "python -m agentgym_credit.bench.speed.alfworld_speed" + ("" if not argv else " " + " ".join(argv))
     lines = [
         "# ALFWorld engine speed: stock TextWorld PDDL engine vs fast engine",
         "",

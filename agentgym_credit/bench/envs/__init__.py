@@ -1,0 +1,1 @@
+"""Env fidelity benchmarks: generated ALFWorld games against the real ones, WebShop difficulty against the paper's baselines."""

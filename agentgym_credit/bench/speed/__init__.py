@@ -1,0 +1,5 @@
+"""Speed benchmarks: envs, collector, estimators, WebShop search and snapshots, the GPU sampler (``benchmarks/*_speed*.md``).
+
+Apart from the main job (credit against the truth, training comparisons: :mod:`agentgym_credit.bench`); run each with
+``agentgym-credit bench NAME``.
+"""
