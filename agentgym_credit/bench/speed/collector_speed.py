@@ -259,6 +259,7 @@ def main(argv: list[str] | None = None) -> Path:
     p.add_argument("--delay", type=float, default=0.005, help="seconds slept per step by the slow env")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--backends", default="subprocess,ray")
+    p.add_argument("--note", default=None, help="a line for the report: e.g. the prediction written before the run")
     args = p.parse_args(argv)
 
     load_before = os.getloadavg()
@@ -292,6 +293,7 @@ def main(argv: list[str] | None = None) -> Path:
         "ratios compare runs made side by side. "
         f"Total time {time.perf_counter() - t0:.0f} s.",
         "",
+        *([f"Note: {args.note}", ""] if args.note else []),
         f"## Collector overhead (GridWorld, {args.groups} groups x {args.group_size}, trivial policy)",
         "",
         "`credit/GridWorld-v0` (size 6, slip 0.1), policy = first admissible action, episodes end by the env "

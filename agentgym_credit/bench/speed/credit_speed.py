@@ -152,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=3, help="vectorized timing: best of this many calls")
     p.add_argument("--pin", action="store_true", help="pin the process to one CPU (os.sched_setaffinity)")
     p.add_argument("--out", default="benchmarks/credit_speed.md")
+    p.add_argument("--note", default=None, help="a line for the report: e.g. the prediction written before the run")
     p.add_argument("--root", default=str(Path(__file__).resolve().parents[3]),
                    help="repository root holding tests/reference_estimators.py")
     args = p.parse_args(argv)
@@ -211,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.cpu_count()} CPUs visible, {pinned}; Python {platform.python_version()}, numpy {np.__version__}. "
         f"Machine load during the run: {load}.",
         "",
+        *([f"Note: {args.note}", ""] if args.note else []),
         "Batches from `synthetic_steps(n)`: groups of 8 trajectories, 15..45 steps each (mean ~30), each step "
         "with probability 0.4 one of 24 recurring states of its group (8 of them aliased in pairs by `obs_key`), history levels 0..4 (K=4). "
         "`hgpo` and `hgpo_precision` use all 5 levels (`depth=4`); every estimator runs with its defaults otherwise. "
