@@ -71,6 +71,12 @@ def findings(cfg: TrainBenchConfig, summary: Sequence[dict[str, Any]], comps: Se
     S = {(r["task"], r["estimator"]): r for r in summary}
     lines = []
     for task in cfg.tasks:
+        for e in [x for x in cfg.estimators if x.endswith("+branch")]:
+            b = e[:-len("+branch")]
+            c, f = C.get((task, e, b, "steps_censored")), C.get((task, e, b, "final"))
+            if c is not None and f is not None:
+                lines.append(f"- **{task}: `{e}` (rollout trees) vs `{b}` (flat groups)**, env steps to target "
+                             f"{_phrase(c, '', 0)}; final success {_phrase(f, '', 3)}.")
         if (task, "grpo") not in S:
             continue
         steps = [(e, C[(task, e, "grpo", "steps_censored")]) for e in step_level(cfg.estimators)
@@ -310,19 +316,21 @@ def write_report(cfg: TrainBenchConfig, res: TrainResult) -> dict[str, Path]:
           f"- Each iteration: {cfg.groups} task instances × N = {cfg.group_size} rollouts with "
           f"`GroupedRolloutCollector`; advantages from `agentgym_credit.credit.advantages` on `batch.steps` "
           f"(γ = {cfg.gamma}, history depth K = {cfg.history_depth}, otherwise each estimator's defaults).",
-          f"- Step size matched: advantages rescaled per batch (`adv_scale={cfg.adv_scale}`), and each "
-          f"estimator's learning rate picked from {list(cfg.lrs)} by the mean area under its success curve on "
-          f"{cfg.sweep_seeds} sweep seeds (1000..); the report uses {cfg.seeds} fresh seeds ({cfg.seed_base}..) at the "
-          "picked rate."
-          + _edge_note(cfg, summary),
+          (f"- Step size matched: advantages rescaled per batch (`adv_scale={cfg.adv_scale}`), and each "
+           f"estimator's learning rate picked from {list(cfg.lrs)} by the mean area under its success curve on "
+           f"{cfg.sweep_seeds} sweep seeds (1000..); the report uses {cfg.seeds} fresh seeds ({cfg.seed_base}..) at "
+           "the picked rate." + _edge_note(cfg, summary) if len(cfg.lrs) > 1 else
+           f"- Step size: advantages rescaled per batch (`adv_scale={cfg.adv_scale}`) and one learning rate, "
+           f"{cfg.lrs[0]:g}, for every estimator (no sweep); {cfg.seeds} seeds ({cfg.seed_base}..)."),
           "- Budgets in env steps: " + ", ".join(f"{t} {cfg.budget_for(t):,} steps, target {cfg.target_for(t):.0%}"
                                                  for t in cfg.tasks)
           + ". Curves compare on a grid of env steps (the policy after the last update within each grid point); "
           "steps to target = env steps of the first update at or above it, censored at the budget.",
+          *([] if not tab else [
           "- Credit metrics (exact, vs A^π of the policy that collected the batch, on the rows the update uses) at "
           f"{cfg.credit_points} points along training and at fixed policies ({', '.join(TS.FIXED_POLICIES)}; "
           f"{cfg.fixed_seeds} batches each): Pearson, sign accuracy, |A^π|-weighted sign accuracy, and the cosine "
-          "between Σ Â ∇log π and Σ A^π ∇log π for this softmax table (`agentgym_credit.bench.credit_gradient`).",
+          "between Σ Â ∇log π and Σ A^π ∇log π for this softmax table (`agentgym_credit.bench.credit_gradient`)."]),
           "- Estimators: " + ", ".join(f"`{k}` = {ESTIMATORS[k][0]} {ESTIMATORS[k][1] or ''}".rstrip()
                                        for k in cfg.estimators), ""]
     if png is not None:

@@ -130,10 +130,11 @@ def summary_rows(cfg: TrainBenchConfig, runs: Sequence[dict[str, Any]]) -> list[
 def comparison_pairs(estimators: Sequence[str]) -> list[tuple[str, str]]:
     """(a, b) pairs compared, a − b: every estimator vs GRPO, both GiGPO keys vs each other, HGPO vs
     GiGPO[state] and with vs without its episode term, every graph estimator vs GiGPO on the same key
-    (:func:`gigpo_partner`)."""
+    (:func:`gigpo_partner`), a ``+branch`` arm (rollout trees) vs the same estimator on flat groups."""
     have = set(estimators)
     pairs = [(e, "grpo") for e in estimators if e != "grpo" and "grpo" in have]
     extra = [("gigpo[state]", "gigpo[obs]"), ("hgpo", "gigpo[state]"), ("hgpo+episode", "hgpo")]
+    extra += [(e, e[:-len("+branch")]) for e in estimators if e.endswith("+branch")]  # trees vs flat groups
     for e in estimators:
         if e.split("[")[0] in GRAPH_FAMILY:
             extra.append((e, gigpo_partner(e)))
