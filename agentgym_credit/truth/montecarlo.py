@@ -158,6 +158,12 @@ def require_snapshots(factory: Callable[[], Any], name: str, reset_options: Mapp
         env.close()
 
 
+def row_rng(seed: int, stream: int, row: int) -> np.random.Generator:
+    """The generator of one scored row's draws (tie-breaks, continuation seeds): keyed by the row, not by the
+    order rows are visited in, which follows the workers that hold their snapshots."""
+    return np.random.default_rng([seed, stream, row])
+
+
 def _per_worker(backend: Backend, kind: str, slots: Sequence[int], args: Sequence[Any],
                 snapshot: bool = False) -> dict[int, Any]:
     """One backend round: ``kind`` for each slot (slot s lives on worker s % W); results by slot."""
@@ -277,7 +283,8 @@ def run_continuations(backend: Backend, policy: SnapshotPolicy, jobs: Sequence[_
     ret, steps = np.zeros(n), np.zeros(n, dtype=np.int64)
     pending: list[list[int]] = [[i for i in range(n - 1, -1, -1) if jobs[i].worker % nw == w] for w in range(nw)]
     per = max(1, slots // nw)
-    free = [[SLOT_BASE + w + nw * i for i in range(per - 1, -1, -1)] for w in range(nw)]
+    base = SLOT_BASE - SLOT_BASE % nw  # a multiple of nw, so slot base + w + nw*i lives on worker w
+    free = [[base + w + nw * i for i in range(per - 1, -1, -1)] for w in range(nw)]
     active: dict[int, list[Any]] = {}  # slot -> [job, discount, next action, rng]
     while any(pending) or active:
         start = []
@@ -330,11 +337,11 @@ def estimate(backend: Backend, batch: Any, rows: Sequence[int], policy: Snapshot
     """
     rows = [int(r) for r in rows]
     snaps, dists, replay, where = replay_snapshots(backend, batch, rows, policy, cfg.slots)
-    rng = np.random.default_rng([cfg.seed, 17])
     plans: list[Any] = [None] * len(rows)  # per row: (actions evaluated, pi of each, rest mass, job index ranges)
     jobs: list[_Job] = []
     for i in sorted(range(len(rows)), key=lambda i: (where[rows[i]], str(batch.task_id[rows[i]]), rows[i])):
         r = rows[i]  # rows of one worker and one game together: their jobs share slots and loaded games
+        rng = row_rng(cfg.seed, 17, r)  # the row's own draws: the same truth whatever the backend and workers
         acts, p = dists[r]
         digest = (batch.extras[r] or {}).get("pi_digest") if batch.extras is not None else None
         taken = acts.index(batch.action[r])
@@ -402,10 +409,10 @@ def action_values(backend: Backend, batch: Any, rows: Sequence[int], policy: Sna
     rows = sorted({int(r) for r in rows})
     snaps, dists, replay, where = replay_snapshots(backend, batch, rows, policy, cfg.slots)
     want = choose(dists)
-    rng = np.random.default_rng([cfg.seed, 29])
     jobs: list[_Job] = []
     spans: dict[int, list[tuple[str, int, int]]] = {}
     for r in sorted(rows, key=lambda r: (where[r], str(batch.task_id[r]), r)):
+        rng = row_rng(cfg.seed, 29, r)
         acts = dists[r][0]
         digest = (batch.extras[r] or {}).get("pi_digest") if batch.extras is not None else None
         for a in dict.fromkeys(want.get(r, ())):
@@ -437,6 +444,7 @@ __all__ = [
     "SLOT_BASE",
     "require_snapshots",
     "replay_snapshots",
+    "row_rng",
     "run_continuations",
     "estimate",
     "t_quantile_975",
