@@ -289,7 +289,9 @@ def ref_tree(steps, *, norm="mean_std", std="sample", eps=1e-6, intra=True, inte
              prefix="mean"):
     """Tree-GRPO: per leaf (trajectory) A = intra-tree + inter-tree normalized root-to-leaf return; a row
     gets the mean A over the leaves whose path passes through it (its trajectory, and every branch,
-    recursively, that left its trajectory after it). Flat StepArrays: every trajectory is its own tree."""
+    recursively, that left its trajectory after it). Flat StepArrays: every trajectory is its own tree.
+    ``single_leaf``: a tree of one leaf adds 0 ("zero") or R ("return") to the intra term; "unit": any
+    group of one leaf (a tree, or a whole group in the inter term) has mean 0 and std 1 (Tree-GRPO's code)."""
     rows = _Rows(steps)
     first = {tr: idx[0] for tr, idx in rows.trajs.items()}
 
@@ -311,6 +313,8 @@ def ref_tree(steps, *, norm="mean_std", std="sample", eps=1e-6, intra=True, inte
         for trs in groups.values():
             for tr, a in zip(trs, _normalize([ret[tr] for tr in trs], norm, std, eps)):
                 adv[tr] += a
+            if len(trs) == 1 and single_leaf == "unit":
+                adv[trs[0]] += ret[trs[0]] / (1.0 + eps if norm == "mean_std" else 1.0)
             if by == ("t",) and len(trs) == 1 and single_leaf == "return":
                 adv[trs[0]] += ret[trs[0]]
     kids: dict[int, list[int]] = {}

@@ -71,7 +71,7 @@ OPTIONS = {
                                   "invalid_penalty": pen, "propagate_penalty": prop}),
     "mc": st.fixed_dictionaries({"gamma": gamma, "invalid_penalty": pen, "propagate_penalty": prop}),
     "tree": st.fixed_dictionaries({"norm": norm, "std": std, "eps": eps, "intra": st.booleans(),
-                                   "inter": st.booleans(), "single_leaf": st.sampled_from(["zero", "return"]),
+                                   "inter": st.booleans(), "single_leaf": st.sampled_from(["zero", "unit", "return"]),
                                    "prefix": st.sampled_from(["mean", "sum"])}),
     "graph": st.fixed_dictionaries({
         "gamma": gamma, "lam": st.sampled_from([0.0, 0.5, 1.0]), "key": st.sampled_from(["state_key", "obs_key"]),

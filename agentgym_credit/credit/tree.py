@@ -26,22 +26,45 @@ trajectory that recorded it). With ``episode_baseline="step"`` every recorded ro
 
 **Tree-GRPO** (:func:`tree`; our reading of the paper's intra-/inter-tree advantages). For each leaf
 L with return R(L), A(L) = (R(L) - mean over the leaves of its tree) / F_norm (intra-tree) +
-(R(L) - mean over all leaves of its group) / F_norm (inter-tree), each 0 for a single leaf or equal
-returns (``intra``/``inter`` switch either off). A row gets the mean of A(L) over the leaves whose
-path passes through it, so a prefix shared by a winning and a losing branch gets their average and
-the rows after a branch point are told apart by their own leaves. On a batch without branches each
-tree is one leaf, the intra term is 0, and ``tree`` is GRPO.
+(R(L) - mean over all leaves of its group) / F_norm (inter-tree), each 0 for equal returns and, by
+default, for a single leaf (``intra``/``inter`` switch either off). A row gets the mean of A(L) over
+the leaves whose path passes through it, so a prefix shared by a winning and a losing branch gets
+their average and the rows after a branch point are told apart by their own leaves. On a batch without branches each
+tree is one leaf, the intra term is 0 (by default), and ``tree`` is GRPO.
 
-**Conventions** (options; the defaults are this project's reading above, the alternatives are
-Tree-GRPO's own conventions as an outside reading of its method describes them — not checked here
-against its code):
+**Conventions** (options; the defaults are this project's reading above). Tree-GRPO's own code,
+AMAP-ML/Tree-GRPO@90b170995d996d772d68117e0c7bd0b8fe00d393, is ``norm="mean_std"``,
+``std="sample"``, ``eps=1e-6``, ``intra=inter=True``, ``single_leaf="unit"``, ``prefix="sum"``
+(checked against a plain transcription of it, tests/reference_tree_grpo.py). There
+(``verl/trainer/ppo/ray_trainer_ts.py`` ``compute_advantage``, ``adv_estimator == 'tree'``, lines
+168-189, the estimator its ``train_*_tree_search.sh`` scripts select) A(L) is the sum of two calls
+of ``compute_grpo_outcome_advantage`` (``verl/trainer/ppo/core_algos.py`` lines 111-155), one
+grouped by prompt (``uid``: all leaves of the group), one by ``tree_uid``: (R - mean) / (sample
+std + 1e-6), where a group of ONE sample gets mean 0 and std 1 (lines 143-145). Each leaf is one
+training sample holding its whole root-to-leaf response (``search_r1/llm_agent/generation_ts.py``
+lines 627-641; ``reward_mode=base``: the leaf's outcome score on its last token,
+``search_r1/llm_agent/tree_node.py`` lines 254-257), and every token of it gets A(L); with verl's
+``token-mean`` loss a shared prefix token is trained once per leaf below it, i.e. with the sum of
+their A(L) (up to the batch's token count, a constant per batch).
 
 - ``single_leaf="zero"`` (default): a tree with one leaf has intra-tree advantage 0 (no baseline to
-  compare with); ``"return"``: it scores its return, A_intra(L) = R(L) (a baseline of 0, no
-  normalization);
+  compare with), and so does a group with one leaf in its inter-tree term;
+- ``"unit"`` (Tree-GRPO's code): a group of one leaf is scored against mean 0 and std 1, in both
+  terms: a one-leaf tree's A_intra(L) = R(L) / (1 + eps) (R(L) with ``norm="mean"``), and when that
+  leaf is also alone in its group, its A_inter(L) is the same again;
+- ``"return"``: a one-leaf tree's A_intra(L) = R(L) exactly (a baseline of 0, no normalization); the
+  inter term of a one-leaf group stays 0. An earlier outside reading of the paper, not the code:
+  it differs from ``"unit"`` by R(L) eps / (1 + eps) on one-leaf trees and by the inter term on
+  one-leaf groups;
 - ``prefix="mean"`` (default): a row carries the mean of A(L) over the leaves through it (its scale
-  does not grow with the number of leaves below); ``"sum"``: the sum over those leaves, so a shared
-  prefix weighs as much as all its leaves together (a row with one leaf gets the same either way).
+  does not grow with the number of leaves below); ``"sum"`` (Tree-GRPO's code): the sum over those
+  leaves, so a shared prefix weighs as much as all its leaves together (a row with one leaf gets the
+  same either way).
+
+Where our defaults differ from Tree-GRPO's: a row shared by n leaves gets 1/n of their sum, and a
+one-leaf tree (e.g. every trajectory of a batch without branches, where the default is GRPO) gets no
+intra-tree term. Tree-GRPO's variants ``tree_2norm``, ``tree_inner`` and ``tree_per_token`` (same
+file) are not offered.
 """
 
 from __future__ import annotations
@@ -55,7 +78,7 @@ from agentgym_credit.credit.steps import StepArrays
 from agentgym_credit.errors import StepArraysError
 
 TREE_FIELDS = ("parent", "branch_t", "root", "prefix_return")
-SINGLE_LEAF = ("zero", "return")
+SINGLE_LEAF = ("zero", "unit", "return")
 PREFIX = ("mean", "sum")
 
 
@@ -126,15 +149,22 @@ def tree(steps: StepArrays, *, norm: str = "mean_std", std: str = "sample", eps:
     leaf_ret = trajectory_returns(steps)  # root-to-leaf: prefix_return included
     grp = lay.group_of_traj
     a_leaf = np.zeros(ntraj)
+    unit = 1.0 + eps if norm == "mean_std" else 1.0  # "unit": a group of one leaf has mean 0, std 1
     if inter:
-        a_leaf += normalized_deviation(leaf_ret, pair_groups(grp, np.zeros(ntraj, np.uint64)), norm, std, eps)
+        groups = pair_groups(grp, np.zeros(ntraj, np.uint64))
+        a_leaf += normalized_deviation(leaf_ret, groups, norm, std, eps)
+        if single_leaf == "unit":
+            alone = groups.code < 0  # the only leaf of its group
+            a_leaf[alone] += leaf_ret[alone] / unit
     root = _per_traj(steps, "root", tid)
     if intra:
         trees = pair_groups(grp, root.astype(np.uint64))
         a_leaf += normalized_deviation(leaf_ret, trees, norm, std, eps)
+        alone = trees.code < 0  # a tree of one leaf
         if single_leaf == "return":
-            alone = trees.code < 0  # a tree of one leaf
             a_leaf[alone] += leaf_ret[alone]
+        elif single_leaf == "unit":
+            a_leaf[alone] += leaf_ret[alone] / unit
     # a row of trajectory j is on the paths of j and of every subtree branching from j after it
     parent = _per_traj(steps, "parent", np.full(ntraj, -1))
     bt = _per_traj(steps, "branch_t", np.zeros(ntraj, np.int64))
