@@ -1,4 +1,5 @@
-"""(c) The verl agent loop ``agc_credit_env`` plays a group on credit/GridWorld-v0 and credit/ALFWorld-v0.
+"""(c) The verl agent loop ``agc_credit_env`` plays a group on credit/GridWorld-v0, credit/ALFWorld-v0 (dev and
+generated games) and credit/WebShop-v0.
 
 verl's real ``AgentLoopBase`` subclass (registered in verl's agent-loop registry) runs with a tiny CPU
 ``transformers`` model behind ``StandInServerManager``: a STAND-IN for verl's server manager
@@ -11,12 +12,15 @@ What is checked: the N rollouts of a group share one initial state; every step's
 trainer's prompt; the keys recorded in the outputs equal those of a ``GroupedRolloutCollector`` replaying
 the same actions; and verl's ``compute_advantage`` with ``agc_gigpo`` on the loop's outputs equals
 ``credit.advantages`` on that collector batch, also when the step columns arrive apart, as verl's v1
-trainer (ours, installed under verl's ``sync`` mode) hands them over.
+trainer (ours, installed under verl's ``sync`` mode) hands them over. Validation: every output of a WebShop
+group and of a generated ALFWorld group carries ``acc`` and ``acc/<product category or task type>``, and verl's
+``process_validation_metrics`` turns the sessions' final outputs into success per category per data source.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 
@@ -391,26 +395,147 @@ def test_process_pool_sends_a_group_to_one_process_and_groups_in_turn():
     env_pool.shutdown()
 
 
-def test_verls_validation_metrics_report_success_per_task_type_and_data_source():
-    """The reward_extra_info of our outputs, collected the way verl's v1 ``_validate`` collects it (None where a
-    sample lacks a key), through verl's own ``process_validation_metrics``: success per task type per data source."""
+def _verl_validation(samples: list[tuple[str, str, dict]], n: int | None = None) -> dict:
+    """``(data_source, uid, reward_extra_info of a session's final output)`` per session, collected the way verl's
+    v1 ``_validate`` collects them (None where a sample lacks a key), through verl's own
+    ``process_validation_metrics`` (with ``expected_acc_counts`` of ``n`` sessions per uid when given)."""
     from verl.trainer.ppo.metric_utils import process_validation_metrics
 
-    samples = [("alfworld/dev", "u1", {"acc": 1.0, "acc/pick_and_place_simple": 1.0}),
-               ("alfworld/dev", "u1", {"acc": 0.0, "acc/pick_and_place_simple": 0.0}),
-               ("alfworld/dev", "u2", {"acc": 0.0, "acc/look_at_obj_in_light": 0.0}),
-               ("alfworld/generated", "u3", {"acc": 1.0, "acc/pick_and_place_simple": 1.0})]
     infos: dict[str, list] = {"reward": []}
-    for n, (_, _, info) in enumerate(samples):
+    for k, (_, _, info) in enumerate(samples):
         infos["reward"].append(info["acc"])
         for key in infos:
             if key != "reward" and key not in info:
                 infos[key].append(None)
         for key, value in info.items():
-            infos.setdefault(key, [None] * n).append(value)
-    out = process_validation_metrics([s for s, _, _ in samples], [u for _, u, _ in samples], infos)
+            infos.setdefault(key, [None] * k).append(value)
+    expected = None if n is None else {(s, u): n for s, u, _ in samples}
+    return process_validation_metrics([s for s, _, _ in samples], [u for _, u, _ in samples], infos,
+                                      expected_acc_counts=expected)
+
+
+def test_verls_validation_metrics_report_success_per_task_type_and_data_source():
+    """The reward_extra_info of our outputs, collected the way verl's v1 ``_validate`` collects it (None where a
+    sample lacks a key), through verl's own ``process_validation_metrics``: success per task type per data source."""
+    samples = [("alfworld/dev", "u1", {"acc": 1.0, "acc/pick_and_place_simple": 1.0}),
+               ("alfworld/dev", "u1", {"acc": 0.0, "acc/pick_and_place_simple": 0.0}),
+               ("alfworld/dev", "u2", {"acc": 0.0, "acc/look_at_obj_in_light": 0.0}),
+               ("alfworld/generated", "u3", {"acc": 1.0, "acc/pick_and_place_simple": 1.0})]
+    out = _verl_validation(samples)
     dev = out["alfworld/dev"]
     assert dev["acc/pick_and_place_simple"]["mean@2"] == 0.5
     assert dev["acc/look_at_obj_in_light"]["mean@1"] == 0.0
     assert out["alfworld/generated"]["acc/pick_and_place_simple"]["mean@1"] == 1.0
     assert "acc/look_at_obj_in_light" not in out["alfworld/generated"]
+
+
+# -- end to end: a group played through the agent loop, its success per category through verl's validation ------
+def _play_copies(servers: list, row: dict, tok, response_length: int) -> list[list]:
+    """Copy i of the group (session i) played by its own loop and stand-in server ``servers[i]``, concurrently
+    on one event loop as verl's agent-loop worker runs them (verl builds one agent loop per sample)."""
+    kw = {k: v for k, v in row.items() if k != "prompt"}
+    loops = [_loop(tok, s, response_length) for s in servers]
+
+    async def go():
+        return list(await asyncio.gather(*[lp.run({"temperature": 1.0, "top_p": 1.0}, session_id=i, **kw)
+                                           for i, lp in enumerate(loops)]))
+
+    return asyncio.run(go())
+
+
+def _check_success_per_category(runs, row, tok, category: str, want_acc: list[float], actions: dict[int, list[str]]):
+    """The outputs of a group: one initial state, the scripted copies played their actions, every output carries
+    ``acc`` and ``acc/<category>`` (verl's v1 worker reads the last one), the keys equal the collector's for the
+    same actions; then verl's validation on the sessions' final outputs: success per category of the data source."""
+    assert len({r[0].extra_fields["agc_state_key"] for r in runs}) == 1
+    for i, acts in actions.items():
+        assert [tok.decode(o.response_ids, skip_special_tokens=True).strip() for o in runs[i]] == acts
+    for run, acc in zip(runs, want_acc):
+        assert all(o.extra_fields["reward_extra_info"] == {"acc": acc, f"acc/{category}": acc} for o in run)
+        assert run[-1].extra_fields["agc_done"] and not any(o.extra_fields["agc_failed"] for o in run)
+    agc = row["extra_info"]["agc"]
+    ref = _replay(agc["env_id"], json.loads(agc["env_kwargs"]), agc["seed"], runs, tok, agc["history_depth"])
+    got = [o.extra_fields for run in runs for o in run]
+    assert [e["agc_state_key"] for e in got] == ref.state_key.tolist()
+    assert [e["agc_reward"] for e in got] == ref.reward.tolist()
+    assert [e["agc_done"] for e in got] == ref.done.tolist()
+
+    out = _verl_validation([(row["data_source"], "group-0", r[-1].extra_fields["reward_extra_info"]) for r in runs],
+                           n=len(runs))
+    assert set(out) == {row["data_source"]}
+    metrics = out[row["data_source"]]
+    assert metrics[f"acc/{category}"][f"mean@{len(runs)}"] == pytest.approx(np.mean(want_acc))
+    assert metrics["acc"][f"mean@{len(runs)}"] == pytest.approx(np.mean(want_acc))
+    return metrics
+
+
+def test_a_webshop_group_reports_success_per_product_category_through_verls_validation():
+    """credit/WebShop-v0 (the default generated catalogue) through the agent loop, each copy behind a STAND-IN for
+    verl's GPU server manager: copy 0 answers with WebShop's ExpertPolicy's actions (a win, score 1), copy 1 buys
+    another product of the results (a partial score, not a win: ``acc`` is success, not a positive return),
+    copy 2 is the tiny CPU model. ``acc/<goal category>`` reaches verl's validation as success per category."""
+    import gymnasium as gym
+
+    from agentgym_credit.envs.webshop.expert import ExpertPolicy
+
+    seed, env_id = 0, "credit/WebShop-v0"
+    env = gym.make(env_id)
+    env.reset(seed=seed)
+    goal = env.unwrapped.goal
+    category = str(goal["category"])
+    expert, pol = [], ExpertPolicy()
+    while True:
+        expert.append(pol.act(env))
+        _, reward, term, trunc, info = env.step(expert[-1])
+        if term or trunc:
+            break
+    assert info["won"] and reward == 1.0
+    env.reset(seed=seed)
+    _, _, _, _, info = env.step(expert[0])  # the expert's search, then another product than the goal's
+    other = next(a for a in info["admissible_actions"]
+                 if a.startswith("click[b0") and a != f"click[{goal['asin'].lower()}]")
+    wrong = [expert[0], other, "click[buy now]"]
+    env.close()
+
+    tok = build_tokenizer(env_corpus(env_id, episodes=2, max_steps=4) + expert + wrong, vocab_size=400)
+    model = build_tiny_model(tok, arch="qwen2", hidden_size=32, seed=0)
+    row = agc_verl.group_dataset(env_id, [seed], max_steps=len(expert) + 2, history_len=2, env_pool="process",
+                                 env_workers=1, data_source="webshop")[0]
+    servers = [ScriptedServer(tok, expert), ScriptedServer(tok, wrong), StandInServerManager(model, tok, 6)]
+    runs = _play_copies(servers, row, tok, response_length=64)
+    assert 0 < sum(o.extra_fields["agc_reward"] for o in runs[1]) < 1  # bought, partly matching: no success
+    assert len(runs[2]) == len(expert) + 2  # the tiny model never buys: the episode runs to max_steps
+    metrics = _check_success_per_category(runs, row, tok, category, [1.0, 0.0, 0.0], {0: expert, 1: wrong})
+    assert category == "fashion" and "acc/garden" not in metrics
+
+
+def test_a_generated_alfworld_group_reports_success_per_task_type_through_verls_validation(tmp_path, monkeypatch):
+    """credit/ALFWorld-v0 with source="generated" through the agent loop, each copy behind a STAND-IN for verl's
+    GPU server manager: copy 0 answers with the env's expert commands (a win), copy 1 always looks, copy 2 is the
+    tiny CPU model. ``acc/<task type>`` reaches verl's validation under the ``alfworld/generated`` data source."""
+    pytest.importorskip("textworld")
+    import gymnasium as gym
+
+    monkeypatch.setenv("AGENTGYM_CREDIT_SAS_CACHE", str(tmp_path / "sas"))
+    seed, env_id, env_kw = 1, "credit/ALFWorld-v0", {"source": "generated"}
+    env = gym.make(env_id, expert=True, **env_kw)
+    _, info = env.reset(seed=seed)
+    task_type, expert = info["task_type"], []
+    while not info["won"]:
+        expert.append(info["expert_action"])
+        *_, info = env.step(expert[-1])
+    env.close()
+    assert info["task_id"].startswith("gen/") and len(expert) <= 10
+
+    tok = build_tokenizer(["look", "inventory"] * 20 + expert * 5, vocab_size=300)
+    model = build_tiny_model(tok, arch="qwen2", hidden_size=32, seed=0)
+    max_steps = len(expert) + 1
+    row = agc_verl.group_dataset(env_id, [seed], env_kwargs=env_kw, max_steps=max_steps, history_len=2,
+                                 env_pool="process", env_workers=1, data_source="alfworld/generated")[0]
+    assert row["data_source"] == "alfworld/generated"
+    servers = [ScriptedServer(tok, expert), ScriptedServer(tok, ["look"]), StandInServerManager(model, tok, 6)]
+    runs = _play_copies(servers, row, tok, response_length=32)
+    assert len(runs[0]) == len(expert) and len(runs[1]) == len(runs[2]) == max_steps
+    metrics = _check_success_per_category(runs, row, tok, task_type, [1.0, 0.0, 0.0],
+                                          {0: expert, 1: ["look"] * max_steps})
+    assert task_type == "pick_clean_then_place_in_recep" and "acc/pick_and_place_simple" not in metrics
