@@ -88,3 +88,47 @@ def test_steps_to_target_and_paired_comparison():
     assert c["n"] == 4 and c["diff"] == -100.0 and c["relative"] < 0
     same = compare([{**r, "steps": 7} for r in runs], "w", "x", "y", "steps")
     assert same["diff"] == 0.0  # null case: equal inputs tie
+
+
+def _batch(env_name, tasks, greedy=False, group_size=8):
+    from agentgym_credit.truth.text_policy import TextActor
+    from agentgym_credit.wrappers.collector import GroupedRolloutCollector
+
+    env = T.REAL_ENVS[env_name]
+    col = GroupedRolloutCollector(env.factory, group_size=group_size, history_depth=3, seed=0,
+                                  max_steps=env.max_steps, progress=False)
+    try:
+        return col.collect(TextActor(TextPolicy(), np.random.default_rng(0), greedy=greedy), tasks=tasks)
+    finally:
+        col.close()
+
+
+def test_arms_learn_verl_agents_reward_not_webshops_partial_score(monkeypatch, tmp_path):
+    # measured defect (training_webshop*.md): the arms learned from WebShop's partial score of any purchase
+    # while success (a score of exactly 1) was scored; verl-agent trains on 10 per win and nothing else
+    batch = _batch("webshop", T.train_instances(T.REAL_ENVS["webshop"], "exploration", 8, 0))
+    env_r, va = T.training_reward(batch, "env"), T.training_reward(batch, "verl-agent")
+    assert len(env_r) == len(va) == len(batch.steps.reward)
+    partial = (env_r > 0) & (env_r < 1)
+    assert partial.any()  # this batch holds wrong purchases that earn partial credit
+    assert np.all(va[partial] == 0.0) and set(np.unique(va)) <= {0.0, 10.0}
+    kept = ~batch.traj.failed
+    assert int(np.sum(va == 10.0)) == int(np.sum(batch.traj.won[kept])) > 0
+    assert T.RealTrainConfig().reward == "verl-agent"
+    with pytest.raises(ValueError):
+        T.training_reward(batch, "score")
+    with pytest.raises(ValueError):
+        _cfg(tmp_path, reward="score").validate()
+    seen = []
+    real = T.training_reward
+    monkeypatch.setattr(T, "training_reward", lambda b, rule: seen.append(rule) or real(b, rule))
+    T.train_one_real("webshop", "grpo", 0, 0.3, _cfg(tmp_path, budget_steps=20), save=False)
+    assert seen and set(seen) == {"verl-agent"}
+
+
+def test_on_alfworld_the_two_reward_rules_agree():
+    from agentgym_credit.envs.alfworld.games import dev_data_dir  # noqa: F401  (the engine is installed)
+
+    batch = _batch("alfworld-gen", [0], greedy=True, group_size=2)
+    env_r, va = T.training_reward(batch, "env"), T.training_reward(batch, "verl-agent")
+    assert batch.traj.won.any() and np.array_equal(env_r, va)

@@ -59,6 +59,12 @@ ARMS: dict[str, tuple[str, dict[str, Any]]] = {
 
 PHASES = ("exploration", "confirmation")
 
+REWARDS = ("verl-agent", "env")
+"""What the advantages are computed from: ``"verl-agent"`` (10 at the step that wins, else 0: what
+verl-agent trains ALFWorld and WebShop on; WebShop wins only with a score of exactly 1) or ``"env"`` (the
+env's own reward: on WebShop the partial score of any purchase; on ALFWorld the same as verl-agent's, the
+candidates being admissible)."""
+
 
 @dataclass
 class RealTrainConfig:
@@ -84,6 +90,7 @@ class RealTrainConfig:
     parts: tuple[str, ...] = PARTS
     buckets: int = 1 << 16
     adv_scale: str = "rms"
+    reward: str = "verl-agent"  # see REWARDS
     gamma: float = 0.95
     history_depth: int = 3
     jobs: int = 1
@@ -97,6 +104,8 @@ class RealTrainConfig:
     target_measure: str = "success"  # "success" (held-out) or "success_trained" (fixed training-instance episodes)
     primary: tuple[str, ...] = ()                        # "a:b" pairs, the primary family (per env)
     primary_measure: str = "steps"  # "steps" (to target) or a per-run summary: auc_trained, final_trained, auc, final
+    pick_measure: str = "success"   # what the lr sweep maximizes (mean over checkpoints): held-out "success" or
+    #                                 "success_trained" (the fixed training-instance episodes)
     predictions: Path | None = None
 
     def validate(self) -> None:
@@ -121,6 +130,12 @@ class RealTrainConfig:
             raise ValueError(f"lrs must be positive, got {self.lrs}")
         if self.target_measure not in ("success", "success_trained"):
             raise ValueError(f"target_measure must be 'success' or 'success_trained', got {self.target_measure!r}")
+        if self.reward not in REWARDS:
+            raise ValueError(f"reward must be one of {REWARDS}, got {self.reward!r}")
+        if self.pick_measure not in ("success", "success_trained"):
+            raise ValueError(f"pick_measure must be 'success' or 'success_trained', got {self.pick_measure!r}")
+        if self.pick_measure == "success_trained" and not self.train_eval_rollouts:
+            raise ValueError("pick_measure 'success_trained' needs train_eval_rollouts >= 1")
         if self.primary_measure not in ("steps", "auc_trained", "final_trained", "auc", "final"):
             raise ValueError(f"primary_measure must be steps, auc_trained, final_trained, auc or final, "
                              f"got {self.primary_measure!r}")
@@ -149,4 +164,4 @@ class RealResult:
     load: tuple[float, float] = (float("nan"), float("nan"))
 
 
-__all__ = ["RealEnv", "REAL_ENVS", "ARMS", "PHASES", "RealTrainConfig", "RealResult"]
+__all__ = ["RealEnv", "REAL_ENVS", "ARMS", "PHASES", "REWARDS", "RealTrainConfig", "RealResult"]

@@ -49,6 +49,7 @@ from agentgym_credit.bench.learning.real_config import (
     ARMS,
     PHASES,
     REAL_ENVS,
+    REWARDS,
     RealEnv,
     RealResult,
     RealTrainConfig,
@@ -83,6 +84,19 @@ def evaluate(policy: TextPolicy, col: GroupedRolloutCollector, tasks: Sequence[i
     batch = col.collect(TextActor(policy, np.random.default_rng([7, seed]), greedy=greedy), tasks=tasks,
                         seeds=[20_000 + i for i in range(len(tasks))])
     return float(batch.success_rate)
+
+
+def training_reward(batch: Any, rule: str) -> np.ndarray:
+    """The per-row reward of ``batch.steps`` the advantages are computed from, under ``rule``
+    (:data:`REWARDS`): ``"env"`` is the env's own; ``"verl-agent"`` is 10 on the step that ends a won
+    episode and 0 elsewhere (WebShop's partial score of a wrong purchase earns nothing)."""
+    if rule not in REWARDS:
+        raise ValueError(f"reward must be one of {REWARDS}, got {rule!r}")
+    m = batch.row_mask()
+    if rule == "env":
+        return np.asarray(batch.reward[m], dtype=np.float64)
+    won = np.asarray(batch.traj.won, dtype=bool)[batch.traj_id[m]]
+    return np.where(batch.done[m] & won, 10.0, 0.0)
 
 
 def policy_path(cfg: RealTrainConfig, env: str, arm: str, seed: int) -> Path:
@@ -131,7 +145,7 @@ def train_one_real(env_name: str, arm: str, seed: int, lr: float, cfg: RealTrain
             batch = col.collect(TextActor(pol, rng), tasks=tasks)
             env_steps += len(batch)
             train_succ.append(batch.success_rate)
-            steps = batch.steps
+            steps = replace(batch.steps, reward=training_reward(batch, cfg.reward))
             adv = scale_advantages(bench_advantages(name, steps, **opts), cfg.adv_scale)
             ex = [e for e, keep in zip(batch.extras, batch.row_mask()) if keep]
             n_traj = max(len(np.unique(steps.traj_id)), 1)
@@ -150,7 +164,8 @@ def train_one_real(env_name: str, arm: str, seed: int, lr: float, cfg: RealTrain
 
 
 _NOT_IN_RUN = ("envs", "arms", "seeds", "seed_base", "sweep_seeds", "lrs", "jobs", "ray", "save_policies", "out",
-               "name", "progress", "command", "target", "target_measure", "primary", "primary_measure", "predictions")
+               "name", "progress", "command", "target", "target_measure", "primary", "primary_measure", "predictions",
+               "pick_measure")
 """Config fields that do not change what one (env, arm, seed, lr) run computes."""
 
 
@@ -217,11 +232,13 @@ def run_jobs(cfg: RealTrainConfig, jobs: Sequence[tuple[str, str, int, float, bo
 
 
 def pick_rates(cfg: RealTrainConfig, sweep: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """Per env and arm, the rate with the highest mean held-out sampled success over the sweep checkpoints."""
+    """Per env and arm, the rate with the highest mean sampled success over the sweep checkpoints: held-out
+    (``pick_measure="success"``) or on the fixed training-instance episodes (``"success_trained"``)."""
+    key = "auc" if cfg.pick_measure == "success" else "auc_trained"
     out = {}
     for e in cfg.envs:
         for a in cfg.arms:
-            score = {lr: np.mean([r["auc"] for r in sweep if (r["env"], r["arm"], r["lr"]) == (e, a, lr)] or [-1.0])
+            score = {lr: np.mean([r[key] for r in sweep if (r["env"], r["arm"], r["lr"]) == (e, a, lr)] or [-1.0])
                      for lr in cfg.lrs}
             out[f"{e}|{a}"] = max(cfg.lrs, key=lambda lr: score[lr])
     return out
@@ -237,7 +254,9 @@ def run_benchmark(cfg: RealTrainConfig) -> RealResult:
                 for s in range(cfg.sweep_seeds)]
         for (e, a, s, lr, _), rows in zip(jobs, run_jobs(cfg, jobs, "train_real: lr sweep")):
             res.sweep.append({"env": e, "arm": a, "lr": lr, "seed": s,
-                              "auc": float(np.mean([r["success"] for r in rows])), "final": rows[-1]["success"]})
+                              "auc": float(np.mean([r["success"] for r in rows])), "final": rows[-1]["success"],
+                              "auc_trained": float(np.mean([r["success_trained"] for r in rows])),
+                              "final_trained": rows[-1]["success_trained"]})
         res.picked = pick_rates(cfg, res.sweep)
     else:
         res.picked = {f"{e}|{a}": cfg.lrs[0] for e in cfg.envs for a in cfg.arms}
@@ -291,6 +310,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--primary-measure", default=None,
                    choices=("steps", "auc_trained", "final_trained", "auc", "final"),
                    help="what the primary family compares (default steps to --target)")
+    p.add_argument("--reward", choices=REWARDS, default=None,
+                   help="what the arms learn from: verl-agent's 10-per-win (default) or the env's own reward")
+    p.add_argument("--pick-measure", choices=("success", "success_trained"), default=None,
+                   help="what the lr sweep maximizes: held-out success (default) or the training-instance episodes")
     p.add_argument("--predictions", type=Path, default=None, help="markdown file with the predictions, written before")
     p.add_argument("--out", type=Path, default=None)
     p.add_argument("--name", default=None)
@@ -319,7 +342,7 @@ def config_from_args(argv: Sequence[str]) -> tuple[RealTrainConfig, argparse.Nam
                   checkpoints=2, eval_rollouts=1, eval_limit=20, out=Path("agc-bench"))
     for k in ("phase", "seeds", "seed_base", "sweep_seeds", "budget_steps", "groups", "group_size", "train_tasks",
               "eval_rollouts", "checkpoints", "expert_bonus", "jobs", "ray", "predictions", "out", "name",
-              "target_measure", "train_eval_rollouts", "eval_limit", "primary_measure"):
+              "target_measure", "train_eval_rollouts", "eval_limit", "primary_measure", "pick_measure", "reward"):
         if getattr(args, k) is not None:
             kw[k] = getattr(args, k)
     for k in ("envs", "arms", "lrs", "parts", "primary"):
@@ -376,5 +399,5 @@ if __name__ == "__main__":  # pragma: no cover
 
 
 __all__ = ["RealEnv", "REAL_ENVS", "ARMS", "PHASES", "RealTrainConfig", "RealResult", "arm_call",
-           "train_instances", "evaluate", "policy_path", "run_file", "train_one_real", "run_jobs", "pick_rates",
+           "train_instances", "training_reward", "evaluate", "policy_path", "run_file", "train_one_real", "run_jobs", "pick_rates",
            "run_benchmark", "run_picked", "build_parser", "config_from_args", "main"]

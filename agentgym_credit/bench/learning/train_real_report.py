@@ -103,14 +103,16 @@ def _env_section(cfg: RealTrainConfig, res: RealResult, env: str, runs: list[dic
     lines = [f"### {env}: {REAL_ENVS[env].describe}", ""]
     if res.sweep:
         rates = sorted({r["lr"] for r in res.sweep})
+        key = "auc" if cfg.pick_measure == "success" else "auc_trained"
+        what = "held-out" if key == "auc" else "training-instance"
         tab = []
         for a in arms:
             pick = res.picked.get(f"{env}|{a}")
-            sc = [np.mean([r["auc"] for r in res.sweep if (r["env"], r["arm"], r["lr"]) == (env, a, lr)] or [np.nan])
+            sc = [np.mean([r.get(key, np.nan) for r in res.sweep if (r["env"], r["arm"], r["lr"]) == (env, a, lr)] or [np.nan])
                   for lr in rates]
             edge = " (grid edge)" if pick in (rates[0], rates[-1]) else ""
             tab.append([a, *(R.fmt_num(s) for s in sc), f"{pick:g}{edge}"])
-        lines += [f"Learning-rate sweep (mean held-out sampled success over checkpoints, "
+        lines += [f"Learning-rate sweep (mean {what} sampled success over checkpoints, the pick's measure; "
                   f"{len({r['seed'] for r in res.sweep})} separate seed(s)):", "",
                   R.markdown_table(["arm", *(f"lr {lr:g}" for lr in rates), "picked"], tab), ""]
     tab = []
