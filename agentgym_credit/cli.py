@@ -35,6 +35,7 @@ BENCH_NAMES: tuple[str, ...] = (
     "branching",
     "train",
     "train_real",
+    "update_direction",
     "env_speed",
     "credit_speed",
     "collector_speed",
@@ -58,7 +59,7 @@ BENCH_NAMES: tuple[str, ...] = (
 BENCH_ROOMS: dict[str, str] = {
     **dict.fromkeys(("credit", "graph_credit", "grouping", "branching"), "exact"),
     **dict.fromkeys(("credit_real", "credit_confirm"), "montecarlo"),
-    **dict.fromkeys(("train", "train_real", "llm_training"), "learning"),
+    **dict.fromkeys(("train", "train_real", "update_direction", "llm_training"), "learning"),
     **dict.fromkeys(("env_speed", "credit_speed", "collector_speed", "alfworld_speed", "alfworld_memory",
                      "webshop_speed", "webshop_snapshot", "gpu_rollout_speed", "grouping_speed"), "speed"),
     **dict.fromkeys(("reliability",), "faults"),

@@ -132,3 +132,22 @@ def test_on_alfworld_the_two_reward_rules_agree():
     batch = _batch("alfworld-gen", [0], greedy=True, group_size=2)
     env_r, va = T.training_reward(batch, "env"), T.training_reward(batch, "verl-agent")
     assert batch.traj.won.any() and np.array_equal(env_r, va)
+
+
+def test_update_direction_metric_has_its_null_and_known_effect(tmp_path):
+    from agentgym_credit.bench.learning import update_direction as U
+
+    pol = TextPolicy()
+    assert np.isnan(U.expert_shift(pol, pol, []))
+    cfg = U.DirectionConfig(arms=("grpo",), batches=1, groups=2, out=tmp_path, progress=False)
+    rows = U.run(cfg)
+    by = {(r["arm"], r["reward"]): r for r in rows}
+    assert set(by) == {("null", "-"), ("imitate", "-"), ("grpo", "verl-agent"), ("grpo", "env")}
+    assert by[("imitate", "-")]["shift_batch"] > 0.05  # the known effect moves towards the expert
+    assert all(-1.0 <= r["shift_batch"] <= 1.0 and -1.0 <= r["shift_fresh"] <= 1.0 for r in rows)
+    paths = U.write_report(cfg, rows, 1.0, (0.0, 0.0))
+    assert "imitate" in paths[0].read_text()
+    for bad in ({"lr": 0.0}, {"rewards": ("score",)}, {"group_size": 1}, {"arms": ("nope",)}):
+        with pytest.raises(ValueError):
+            U.DirectionConfig(**bad).validate()
+    assert U.main(["--lr", "-1", "--out", str(tmp_path)]) == 2
