@@ -176,6 +176,8 @@ def run_file(cfg: RealTrainConfig, env: str, arm: str, seed: int, lr: float) -> 
     import json
 
     d = {k: v for k, v in asdict(cfg).items() if k not in _NOT_IN_RUN}
+    if d.get("reward") == "env":
+        del d["reward"]  # runs from before the reward rule was a setting trained on the env's reward
     tag = hashlib.blake2b(json.dumps(d, sort_keys=True, default=str).encode(), digest_size=6).hexdigest()
     safe = arm.replace("[", "_").replace("]", "")
     return cfg.out / f"{cfg.name}_runs" / env / safe / f"seed{seed}_lr{lr:g}_{tag}.json"
