@@ -130,3 +130,31 @@ def test_translation_read_back_from_disk_gives_identical_transcripts(tmp_path):
     fast.translate.cache_clear()  # the next load reads the disk entry
     rng = random.Random(4)
     assert _play_both(data, lambda st, t: rng.choice(st["admissible_commands"]), 10) == 10
+
+
+def test_states_met_again_are_read_from_the_memo_and_still_identical():
+    """The second pass over the same commands meets the same states: every state-dependent command comes
+    from the per-state memo (``fast.derived_commands``), and must still match the stock engine."""
+    from agentgym_credit.envs.alfworld import fast
+
+    games = _dev_games()
+    data = upgrade_game(json.loads(games[5 % len(games)].read_text()))
+    calls = []
+    real = fast.FastGrammar.derive
+
+    def counting(self, start, context):
+        calls.append(start)
+        return real(self, start, context)
+
+    fast.FastGrammar.derive = counting
+    try:
+        for _ in range(2):
+            rng = random.Random(7)
+            before = len(calls)
+            assert _play_both(data, lambda s, t, rng=rng: rng.choice(s["admissible_commands"]), 12) == 12
+            per_pass = len(calls) - before
+        first = len(calls) - per_pass
+    finally:
+        fast.FastGrammar.derive = real
+    assert per_pass < first / 2  # the second pass derives far less: the states are in the memo
+    assert any(fast._derived.values())
