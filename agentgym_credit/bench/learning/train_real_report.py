@@ -190,6 +190,10 @@ def curves_plot(cfg: RealTrainConfig, res: RealResult, path: Path) -> Path | Non
     return try_plot_panels(path, panels, xlabel="env steps", ylabel="success (mean, 95% CI over seeds)", ncols=2)
 
 
+_REWARD_WORDS = {"verl-agent": "verl-agent's reward (10 at a win, else 0)",
+                 "env": "the env's own reward (WebShop: the partial score of any purchase)"}
+
+
 def write_report(cfg: RealTrainConfig, res: RealResult) -> list[Path]:
     cfg.out.mkdir(parents=True, exist_ok=True)
     base = cfg.out / cfg.name
@@ -205,7 +209,8 @@ def write_report(cfg: RealTrainConfig, res: RealResult) -> list[Path]:
             f"the end (2 cores shared with other jobs). Budget {cfg.budget_steps} env steps per run; "
             f"{cfg.groups} groups x N = {cfg.group_size} per update; {cfg.train_tasks} training instances per seed; "
             f"held-out evaluation at {cfg.checkpoints + 1} checkpoints; prior expert bonus {cfg.expert_bonus:g}, "
-            f"learned parts {', '.join(cfg.parts)}; advantages divided by their batch RMS ({cfg.adv_scale}).", ""]
+            f"learned parts {', '.join(cfg.parts)}; advantages divided by their batch RMS ({cfg.adv_scale}), "
+            f"computed from {_REWARD_WORDS[cfg.reward]}.", ""]
     for env in cfg.envs:
         body.append(_env_section(cfg, res, env, summary))
     body.append(_comparison_section(cfg, summary))
