@@ -151,3 +151,12 @@ def test_update_direction_metric_has_its_null_and_known_effect(tmp_path):
         with pytest.raises(ValueError):
             U.DirectionConfig(**bad).validate()
     assert U.main(["--lr", "-1", "--out", str(tmp_path)]) == 2
+
+
+def test_runs_under_the_two_reward_rules_are_kept_apart(tmp_path):
+    env_run = T.run_file(_cfg(tmp_path, reward="env"), "webshop", "grpo", 0, 0.3)
+    win_run = T.run_file(_cfg(tmp_path), "webshop", "grpo", 0, 0.3)
+    assert env_run != win_run  # a resumed study never reuses a run trained on the other reward
+    assert T.run_file(_cfg(tmp_path, pick_measure="success_trained", train_eval_rollouts=2),
+                      "webshop", "grpo", 0, 0.3) == T.run_file(_cfg(tmp_path, train_eval_rollouts=2),
+                                                               "webshop", "grpo", 0, 0.3)
