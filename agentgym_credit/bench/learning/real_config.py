@@ -59,6 +59,16 @@ ARMS: dict[str, tuple[str, dict[str, Any]]] = {
 
 PHASES = ("exploration", "confirmation")
 
+
+def check_names(envs: tuple[str, ...], arms: tuple[str, ...]) -> None:
+    """``ValueError`` naming the first env not in :data:`REAL_ENVS` or arm not in :data:`ARMS`."""
+    for e in envs:
+        if e not in REAL_ENVS:
+            raise ValueError(f"unknown env {e!r}; choose from {sorted(REAL_ENVS)}")
+    for a in arms:
+        if a not in ARMS:
+            raise ValueError(f"unknown arm {a!r}; choose from {list(ARMS)}")
+
 REWARDS = ("verl-agent", "env")
 """What the advantages are computed from: ``"verl-agent"`` (10 at the step that wins, else 0: what
 verl-agent trains ALFWorld and WebShop on; WebShop wins only with a score of exactly 1) or ``"env"`` (the
@@ -109,12 +119,7 @@ class RealTrainConfig:
     predictions: Path | None = None
 
     def validate(self) -> None:
-        for e in self.envs:
-            if e not in REAL_ENVS:
-                raise ValueError(f"unknown env {e!r}; choose from {sorted(REAL_ENVS)}")
-        for a in self.arms:
-            if a not in ARMS:
-                raise ValueError(f"unknown arm {a!r}; choose from {list(ARMS)}")
+        check_names(self.envs, self.arms)
         if self.phase not in PHASES:
             raise ValueError(f"phase must be one of {PHASES}, got {self.phase!r}")
         if self.train_eval_rollouts < 0:
@@ -164,4 +169,4 @@ class RealResult:
     load: tuple[float, float] = (float("nan"), float("nan"))
 
 
-__all__ = ["RealEnv", "REAL_ENVS", "ARMS", "PHASES", "REWARDS", "RealTrainConfig", "RealResult"]
+__all__ = ["RealEnv", "REAL_ENVS", "ARMS", "PHASES", "check_names", "REWARDS", "RealTrainConfig", "RealResult"]

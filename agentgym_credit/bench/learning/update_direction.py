@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from agentgym_credit.bench.exact.credit_signals import bench_advantages
-from agentgym_credit.bench.learning.real_config import ARMS, REAL_ENVS, REWARDS
+from agentgym_credit.bench.learning.real_config import ARMS, REAL_ENVS, REWARDS, check_names
 from agentgym_credit.bench.learning.train_real import arm_call, train_instances, training_reward
 from agentgym_credit.bench.learning.train_tabular import scale_advantages
 from agentgym_credit.bench.stats import metrics as M
@@ -71,12 +71,7 @@ class DirectionConfig:
     command: str = "agentgym-credit bench update_direction"
 
     def validate(self) -> None:
-        for e in self.envs:
-            if e not in REAL_ENVS:
-                raise ValueError(f"unknown env {e!r}; choose from {sorted(REAL_ENVS)}")
-        for a in self.arms:
-            if a not in ARMS:
-                raise ValueError(f"unknown arm {a!r}; choose from {list(ARMS)}")
+        check_names(self.envs, self.arms)
         for r in self.rewards:
             if r not in REWARDS:
                 raise ValueError(f"unknown reward {r!r}; choose from {REWARDS}")
