@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -160,3 +161,28 @@ def test_runs_under_the_two_reward_rules_are_kept_apart(tmp_path):
     assert T.run_file(_cfg(tmp_path, pick_measure="success_trained", train_eval_rollouts=2),
                       "webshop", "grpo", 0, 0.3) == T.run_file(_cfg(tmp_path, train_eval_rollouts=2),
                                                                "webshop", "grpo", 0, 0.3)
+
+
+def test_the_study_runs_on_a_real_ray_cluster_with_the_same_rows(ray_cluster, tmp_path):
+    """``--ray``: each run is one task on a (here local, 2-CPU) Ray cluster; the rows equal the in-process ones."""
+    cfg = _cfg(tmp_path, arms=("grpo",), budget_steps=120, save_policies=False)
+    local = T.run_benchmark(replace(cfg, out=tmp_path / "local"))
+    remote = T.run_benchmark(replace(cfg, ray="auto", out=tmp_path / "ray"))
+
+    def strip(rows):
+        return [repr({k: v for k, v in r.items() if "seconds" not in k}) for r in rows]
+
+    assert strip(remote.rows) == strip(local.rows) and len(remote.rows) == 2
+
+
+DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfworld" / "dev"
+
+
+@pytest.mark.skipif(not DEV.is_dir(), reason="needs the dev games in ../shared/data/alfworld/dev")
+def test_a_run_on_the_real_alfworld_dev_games(tmp_path):
+    """``--envs alfworld-dev``: the real dev games train (games 0-11) and score held-out games (12-18)."""
+    cfg = _cfg(tmp_path, envs=("alfworld-dev",), arms=("graph[obs]",), budget_steps=60, groups=1,
+               train_tasks=2, eval_limit=1, train_eval_rollouts=1, save_policies=False, target={})
+    rows = T.train_one_real("alfworld-dev", "graph[obs]", 0, 0.03, cfg, save=False)
+    assert len(rows) == 2 and rows[0]["env_steps"] == 0 and rows[-1]["env_steps"] >= 60
+    assert all(0.0 <= r["success"] <= 1.0 and 0.0 <= r["success_trained"] <= 1.0 for r in rows)
