@@ -36,6 +36,7 @@ BENCH_NAMES: tuple[str, ...] = (
     "train",
     "train_real",
     "update_direction",
+    "rescore_real",
     "env_speed",
     "credit_speed",
     "collector_speed",
@@ -59,7 +60,7 @@ BENCH_NAMES: tuple[str, ...] = (
 BENCH_ROOMS: dict[str, str] = {
     **dict.fromkeys(("credit", "graph_credit", "grouping", "branching"), "exact"),
     **dict.fromkeys(("credit_real", "credit_confirm"), "montecarlo"),
-    **dict.fromkeys(("train", "train_real", "update_direction", "llm_training"), "learning"),
+    **dict.fromkeys(("train", "train_real", "update_direction", "rescore_real", "llm_training"), "learning"),
     **dict.fromkeys(("env_speed", "credit_speed", "collector_speed", "alfworld_speed", "alfworld_memory",
                      "webshop_speed", "webshop_snapshot", "gpu_rollout_speed", "grouping_speed"), "speed"),
     **dict.fromkeys(("reliability",), "faults"),

@@ -186,3 +186,33 @@ def test_a_run_on_the_real_alfworld_dev_games(tmp_path):
     rows = T.train_one_real("alfworld-dev", "graph[obs]", 0, 0.03, cfg, save=False)
     assert len(rows) == 2 and rows[0]["env_steps"] == 0 and rows[-1]["env_steps"] >= 60
     assert all(0.0 <= r["success"] <= 1.0 and 0.0 <= r["success_trained"] <= 1.0 for r in rows)
+
+
+def test_rescoring_the_saved_policies_reproduces_the_study_and_refuses_training_instances(tmp_path):
+    from agentgym_credit.bench.learning import rescore_real as RS
+
+    cfg = _cfg(tmp_path, budget_steps=120, name="study")
+    res = T.run_benchmark(cfg)
+    lo = T.REAL_ENVS["webshop"].eval_tasks["exploration"][0]
+    rc = RS.RescoreConfig(name="study", out=tmp_path, env="webshop", phase="exploration", tasks=(lo, lo + 10),
+                          progress=False)
+    rows = RS.rescore(rc)
+    # on the study's own held-out episodes the rescored start and final policies give its start and final rows
+    study = {(r["arm"], r["env_steps"] == 0): r["success"] for r in res.rows}
+    got = {(r["arm"], r["point"]): r["success"] for r in rows}
+    assert got[("start", "start")] == study[("grpo", True)] == study[("gigpo[state]", True)]
+    for arm in cfg.arms:
+        assert got[(arm, "final")] == study[(arm, False)]
+    assert RS.rescore(rc) == rows  # kept per policy: a second call reads them back
+    paths = RS.write_report(rc, rows, 1.0)
+    assert "final / start" in paths[1].read_text()
+    start, arms, pairs = RS.summarize(rows)
+    assert set(arms) == set(cfg.arms) and [(q["a"], q["b"]) for q in pairs] == [("gigpo[state]", "grpo")]
+    for bad in (dict(tasks=(0, 10)), dict(phase="final"), dict(env="nope"), dict(rollouts=0)):
+        with pytest.raises(ValueError):
+            RS.rescore(replace(rc, **bad))
+    with pytest.raises(ValueError, match="no saved policies"):
+        RS.rescore(replace(rc, name="other"))
+    with pytest.raises(ValueError, match="phase"):
+        RS.rescore(replace(rc, phase="confirmation", tasks=None))
+    assert RS.main(["--name", "study", "--out", str(tmp_path), "--env", "webshop", "--tasks", "0", "5"]) == 2
