@@ -10,6 +10,8 @@
 - ``SnapshotError``: a snapshot given to ``set_state`` is corrupted, forged or signed with another key,
   foreign (another env or configuration), of an unknown format, or has a field out of range;
   ``SnapshotUnsupported``: this env cannot snapshot; ``SnapshotKeyError``: a weak snapshot key (at first use).
+- ``EngineHalted``: a native game engine (jericho's Z-machine) halted, crashed or hung on a step; the env dropped
+  that engine (the next ``reset`` or ``set_state`` starts a fresh one) and needs a reset.
 - ``PolicyFileError``: a saved policy file (``truth.text_policy``) that cannot be read back: missing,
   truncated, not a policy file, of another format version, or with a field of the wrong type or out of range.
 """
@@ -122,6 +124,12 @@ class SnapshotUnsupported(CreditError, NotImplementedError):
     """This env (or engine) cannot save and restore its state."""
 
 
+class EngineHalted(CreditError, RuntimeError):
+    """A native game engine halted on a runtime error (jericho's "Emulator halted due to runtime error."), hung or
+    crashed while stepping. The env never reuses it: the engine is dropped and rebuilt by the next ``reset`` or
+    ``set_state``, and the episode needs a reset (``step`` raises ``ResetNeeded`` until then)."""
+
+
 class PolicyFileError(CreditError, ValueError):
     """A saved policy file was refused (missing, corrupted, another format or version, a field of the wrong
     type, shape or range, larger than the cap); :meth:`TextPolicy.load` raises nothing else for a bad file."""
@@ -145,6 +153,7 @@ __all__ = [
     "ContractViolation",
     "SnapshotError",
     "SnapshotUnsupported",
+    "EngineHalted",
     "PolicyFileError",
     "PromptTemplateError",
 ]

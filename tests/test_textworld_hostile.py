@@ -68,13 +68,6 @@ def test_a_return_address_past_the_story_is_refused():
         zmachine.check_registers((2000, 37, fp, 2, 228), st, _story_header(), 40_000)
 
 
-def test_narrative_fits_jericho_buffer():
-    assert zmachine.check_narrative(b"x" * zmachine.NARRATIVE_BYTES) == "x" * zmachine.NARRATIVE_BYTES
-    for bad in (b"x" * (zmachine.NARRATIVE_BYTES + 1), b"x" * 16_384, b"ab\0cd", b"\x81"):
-        with pytest.raises(SnapshotError):
-            zmachine.check_narrative(bad)
-
-
 def test_ram_header_must_be_the_story_s():
     live = np.arange(64, dtype=np.uint8)
     ram = np.concatenate([live, np.zeros(100, np.uint8)])

@@ -162,12 +162,13 @@ def test_foreign_and_tampered_snapshots_are_refused(cache):
         ({**game, "actions": '[{"name": "x"}]'}, "an action does not parse"),
         ({**game, "actions": [{"name": "x"}]}, "actions must be text"),
         ({**game, "actions": "[1, "}, "actions is not valid JSON"),
-        ({k: v for k, v in game.items() if k != "narrative"}, "exactly the fields"),
+        ({k: v for k, v in game.items() if k != "command"}, "exactly the fields"),
+        ({**game, "narrative": "QQ=="}, "exactly the fields"),  # the old format's text field: gone (issue 43 D4)
         ({**game, "state": {}}, "exactly the fields"),
     ]
     for bad, message in bad_games:
         with pytest.raises(SnapshotError, match=message):
-            textworld_snapshots.restore(env.unwrapped._env, bad)
+            textworld_snapshots.restore(env.unwrapped._env, bad, reset_state=lambda: env.unwrapped._opening_of()[1])
     for bad, message in [({**payload, "index": 1}, "not game 1"), ({**payload, "t": 80}, "step must be an int"),
                          ({**payload, "valid": 1}, "valid must be true or false"),
                          ({**payload, "state_key": "textworld:0"}, "another state than the one saved")]:

@@ -178,6 +178,9 @@ class HistoryFingerprint(gym.Wrapper[str, str, str, str]):
         if not sep or len(parts) != 2 or parts[0] != _HEADER or not parts[1].isdigit():
             raise SnapshotError("not a HistoryFingerprint snapshot (take it with the wrapper's get_state(); "
                                 "env.unwrapped.set_state takes the env's own)")
+        if len(parts[1]) > 9 or int(parts[1]) > len(rest):  # digits counted first: int() of 4,301+ digits raises ValueError
+            raise SnapshotError(f"HistoryFingerprint snapshot: its window length {parts[1][:20].decode()!r} is longer "
+                                "than the snapshot")
         n = int(parts[1])
         _, window = _snapshot.unpack(rest[:n], type(self).__name__, self._window_config())
         w = _snapshot.fields(window, "HistoryFingerprint", {"carry", "levels", "t"})

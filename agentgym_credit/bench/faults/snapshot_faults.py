@@ -40,8 +40,8 @@ BUDGET_SECONDS = 1.0
 BUDGET_MIB = 64
 """Most extra peak memory a refusal may take (issue 34)."""
 
-NATIVE_SIZES = (8 * 2**10, 16 * 2**10, 64 * 2**10, 2**20, 16 * 2**20, 64 * 2**20)
-"""Narrative sizes tried (bytes): jericho's buffer is 8 kB; 16 kB crashed the next step, 64 kB set_state."""
+COMMAND_SIZES = (8 * 2**10, 64 * 2**10, 2**20)
+"""Command sizes tried (bytes): jericho's input buffer holds 198; a snapshot's command is capped at 190."""
 
 
 def _bomb(size: int) -> str:
@@ -57,10 +57,6 @@ def _packed(data: bytes) -> str:
     return base64.b64encode(zlib.compress(data)).decode("ascii")
 
 
-def _narrative(text: bytes) -> str:
-    return base64.b64encode(text).decode("ascii")
-
-
 def textworld_cases(game: dict[str, Any], seed: int = 0) -> dict[str, Any]:
     """Hostile variants of a TextWorld snapshot's ``game`` part ``game``: name -> a function that makes
     that payload part (the large ones are made only when asked for)."""
@@ -70,11 +66,12 @@ def textworld_cases(game: dict[str, Any], seed: int = 0) -> dict[str, Any]:
     regs = game["regs"]
     tags = b"<score>\n0\n</score><moves>\n3\n</moves>\n"
     cases: dict[str, Any] = {}
-    for n in NATIVE_SIZES:
-        cases[f"narrative {n // 1024} kB"] = lambda n=n: {**game, "narrative": _narrative(b"A" * n)}
-    cases["narrative with NUL"] = lambda: {**game, "narrative": _narrative(tags + b"\0tail")}
-    cases["narrative forged win"] = lambda: {**game, "narrative": _narrative(tags + b"*** The End ***\n")}
-    cases["narrative forged score"] = lambda: {**game, "narrative": _narrative(tags.replace(b"\n0\n", b"\n9\n"))}
+    for n in COMMAND_SIZES:
+        cases[f"command {n // 1024} kB"] = lambda n=n: {**game, "command": "a" * n}
+    cases["command with NUL"] = lambda: {**game, "command": "go\0east"}
+    cases["command with a newline"] = lambda: {**game, "command": "go east\nquit"}
+    cases["forged text: narrative field"] = lambda: {**game, "narrative": base64.b64encode(tags + b"You win!").decode()}
+    cases["forged win: narrative field"] = lambda: {**game, "narrative": base64.b64encode(tags + b"*** The End ***\n").decode()}
     cases["RAM zip bomb 64 MiB"] = lambda: {**game, "ram": _bomb(64 * 2**20)}
     cases["stack zip bomb 64 MiB"] = lambda: {**game, "stack": _bomb(64 * 2**20)}
     cases["RAM random"] = lambda: {**game, "ram": _packed(rng.integers(0, 256, ram_size, dtype=np.uint8).tobytes())}

@@ -35,7 +35,7 @@ from agentgym_credit.envs.alfworld import gamecache, textworld_snapshots
 from agentgym_credit.envs.alfworld.logic import require_textworld
 from agentgym_credit.envs.alfworld.statekeys import digest, fact_str, shuffled_keys
 from agentgym_credit.envs.base import CreditEnv, resolve_task
-from agentgym_credit.errors import SnapshotError
+from agentgym_credit.errors import EngineHalted, SnapshotError
 from agentgym_credit.keys import stable_hash
 
 CHALLENGE_SETTINGS: dict[str, dict[str, Any]] = {
@@ -215,7 +215,9 @@ class TextWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGI
         self._raw = ""
         self._loaded: Path | None = None
         self._state: Any = None
-        self._opening: dict[Path, str] = {}  # each game's text right after a reset (restores at move 0)
+        self._opening: dict[Path, tuple[str, tuple]] = {}  # each game's text and Z-machine state right after a reset
+        self._before: tuple | None = None  # the Z-machine state before the last command sent (None: none since reset)
+        self._command = ""
         self._paths: dict[tuple, Path] = {}  # game (index, settings) -> its checked story file (checked again to start it)
         self._task_id = ""
         self._t = 0
@@ -291,7 +293,8 @@ class TextWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGI
         self._load(index)
         self._index = index
         self._state = self._env.reset()
-        self._opening[self._loaded] = self._state["raw"]
+        self._opening[self._loaded] = (self._state["raw"], textworld_snapshots.before_step(self._env))
+        self._before, self._command = None, ""
         textworld_snapshots.record_actions(textworld_snapshots.wrappers(self._env)["tracker"])
         self._t = 0
         self._raw = self._state["feedback"]
@@ -304,7 +307,15 @@ class TextWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGI
         if command not in self._state["admissible_commands"]:
             return self._last_obs, self.reward_invalid, False, truncated, self._info(valid=False)
         before = int(self._state["score"])
+        z = textworld_snapshots.before_step(self._env)
         self._state, _, done = self._env.step(command)
+        if self._halted():
+            self._drop_game()
+            self._needs_reset = True
+            raise EngineHalted(f"TextWorld game {self._task_id} halted on {command!r} (jericho: \"Emulator halted due "
+                               "to runtime error.\"); the engine was dropped and is rebuilt by the next reset or "
+                               "set_state")
+        self._before, self._command = z, command
         self._raw = self._state["feedback"]
         won = bool(self._state["won"])
         reward = (int(self._state["score"]) - before) * self.score_scale + (self.reward_success if won else 0.0)
@@ -321,7 +332,7 @@ class TextWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGI
     def _snapshot_payload(self) -> Any:
         return {"index": self._index, "task_id": self._task_id, "t": self._t,
                 "valid": bool(self._last_info["action_valid"]), "state_key": self._last_info["state_key"],
-                "game": textworld_snapshots.save(self._env)}
+                "game": textworld_snapshots.save(self._env, self._before, self._command)}
 
     def _restore_snapshot(self, payload: Any) -> tuple[str, dict[str, Any]]:
         """Every field checked; observation, facts, score, admissible commands and expert action come from
@@ -333,13 +344,23 @@ class TextWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGI
             raise SnapshotError(f"TextWorld snapshot is of game {task_id!r:.80}, not game {index} of this env")
         t, valid = S.nat(p["t"], "step", self.max_steps), S.flag(p["valid"], "valid")
         key = S.text(p["state_key"], "state key", 200)
+        if self._env is not None and self._halted():
+            self._drop_game()  # a halted engine is never reused (issue 43 D3): started again below
         self._load(index)
         self._index = index
         layers = textworld_snapshots.wrappers(self._env)
         if not layers["jericho"]._reset or layers["tracker"]._game_progression is None:
-            self._opening[self._loaded] = self._env.reset()["raw"]  # started, never reset: wrappers not set up yet
-        self._state = textworld_snapshots.restore(self._env, p["game"], max_actions=8 * self.max_steps,
-                                                  reset_raw=self._opening_text)
+            self._reset_game()  # started, never reset: wrappers not set up yet
+        try:
+            self._state, self._before, self._command = textworld_snapshots.restore(
+                self._env, p["game"], max_actions=8 * self.max_steps, reset_raw=lambda: self._opening_of()[0],
+                reset_state=lambda: self._opening_of()[1])
+        except SnapshotError:
+            if self._halted():
+                self._drop_game()
+            raise
+        if int(self._state["moves"]) > t:
+            raise SnapshotError(f"TextWorld snapshot: the interpreter counts {self._state['moves']} moves in {t} steps")
         self._t, self._raw = t, self._state["feedback"]
         info = self._info(valid=valid)
         if info["state_key"] != key:
@@ -347,12 +368,25 @@ class TextWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGI
                                 "changed since?)")
         return clean_observation(self._raw), info
 
-    def _opening_text(self) -> str:
-        """The loaded game's text right after a reset (a reset of it learns it; the game file is verified,
-        so the text is the same every time)."""
+    def _reset_game(self) -> None:
+        self._opening[self._loaded] = (self._env.reset()["raw"], textworld_snapshots.before_step(self._env))
+
+    def _opening_of(self) -> tuple[str, tuple]:
+        """The loaded game's text and Z-machine state right after a reset (a reset of it learns them; the game
+        file is verified, so they are the same every time)."""
         if self._loaded not in self._opening:
-            self._opening[self._loaded] = self._env.reset()["raw"]
+            self._reset_game()
         return self._opening[self._loaded]
+
+    def _halted(self) -> bool:
+        return bool(textworld_snapshots.wrappers(self._env)["jericho"]._jericho._emulator_halted())
+
+    def _drop_game(self) -> None:
+        """Close the loaded game's engine for good (halted: never reused); the next load starts it afresh."""
+        env = self._open.pop(self._loaded, None) if self._loaded is not None else None
+        with contextlib.suppress(Exception):
+            (env or self._env).close()
+        self._env, self._loaded, self._before, self._command = None, None, None, ""
 
     def close(self) -> None:
         for env in self._open.values():

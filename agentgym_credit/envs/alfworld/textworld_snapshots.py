@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from agentgym_credit.envs import snapshot as S
-from agentgym_credit.envs.alfworld import zmachine
+from agentgym_credit.envs.alfworld import zguard, zmachine
 from agentgym_credit.errors import SnapshotError
 
 MEMO_SIZE = 1024
@@ -159,18 +159,19 @@ def _copy_event(ep: Any) -> Any:
     return new
 
 
-def _story(path: str, size: int) -> tuple[int, np.ndarray]:
-    """The story file's length and first ``size`` bytes (what the RAM is stored as a XOR with); cached
-    per file version (a game compiled again at the same path has another modification time)."""
+def _story(path: str, size: int) -> tuple[int, np.ndarray, bytes]:
+    """The story file's length, its first ``size`` bytes (what the RAM is stored as a XOR with) and all its
+    bytes (where the pc must be a resume point); cached per file version (a game compiled again at the same
+    path has another modification time)."""
     st = os.stat(path)
-    return st.st_size, np.frombuffer(_story_prefix(path, size, st.st_mtime_ns, st.st_size), dtype=np.uint8)
+    return (st.st_size, *_story_bytes(path, size, st.st_mtime_ns, st.st_size))
 
 
 @functools.lru_cache(maxsize=64)
-def _story_prefix(path: str, size: int, mtime_ns: int, length: int) -> bytes:
+def _story_bytes(path: str, size: int, mtime_ns: int, length: int) -> tuple[np.ndarray, bytes]:
     with open(path, "rb") as fh:
-        data = fh.read(size)
-    return data + b"\0" * (size - len(data))
+        whole = fh.read(length)
+    return np.frombuffer(whole[:size] + b"\0" * (size - len(whole[:size])), dtype=np.uint8), whole
 
 
 def _b64(data: bytes) -> str:
@@ -190,12 +191,30 @@ def _remember(key: tuple[str, bytes], progression: Any, actions: tuple, policy: 
         _MEMO.popitem(last=False)
 
 
-def save(env: Any) -> dict[str, Any]:
-    """The running game ``env`` (what ``textworld.start`` returned) as plain JSON data."""
+def before_step(env: Any) -> tuple:
+    """The Z-machine state of the started game ``env`` now (call it just before a command is sent: a snapshot
+    stores the state before the last command and the command, and a restore replays that one command)."""
+    return tuple(wrappers(env)["jericho"]._jericho.get_state())
+
+
+def _digest(ram: Any, stack: Any, regs: Any, rng: Any, command: str) -> bytes:
+    h = hashlib.blake2b(digest_size=16, person=b"agc-zstate")
+    h.update(np.ascontiguousarray(ram, dtype=np.uint8).tobytes())
+    h.update(np.ascontiguousarray(stack, dtype=np.uint8).tobytes())
+    h.update(json.dumps([[int(r) for r in regs], [int(x) for x in rng], command]).encode())
+    return h.digest()
+
+
+def save(env: Any, before: tuple | None = None, command: str = "") -> dict[str, Any]:
+    """The running game ``env`` (what ``textworld.start`` returned) as plain JSON data: the Z-machine state
+    ``before`` the last command sent to it (:func:`before_step`) and that ``command``; at move 0 (no command
+    sent since the reset) ``before`` is ``None`` and the state saved is the game as reset."""
     layers = wrappers(env)
     jericho = layers["jericho"]
-    ram, stack, pc, sp, fp, frame_count, opcode, rng, narrative = jericho._jericho.get_state()
-    _, base = _story(jericho.gamefile, len(ram))
+    if before is None:
+        before, command = tuple(jericho._jericho.get_state()), ""
+    ram, stack, pc, sp, fp, frame_count, opcode, rng, _ = before
+    _, base, _ = _story(jericho.gamefile, len(ram))
     tracker = layers["tracker"]
     actions = getattr(tracker._game_progression, "agc_actions", None)
     if actions is None:
@@ -203,23 +222,30 @@ def save(env: Any) -> dict[str, Any]:
     log = json.dumps([a.serialize() for a in actions], separators=(",", ":"))  # one text field
     _remember(_actions_key(jericho.gamefile, log), _copy_progression(tracker._game_progression), tuple(actions),
               tracker._current_winning_policy)
+    regs = [int(pc), int(sp), int(fp), int(frame_count), int(opcode)]
+    zguard.vouch(_digest(ram, stack, regs, rng, command))  # this process's own interpreter made it
     return {
         "ram": _b64(np.bitwise_xor(ram, base).tobytes()),
         "ram_size": len(ram),
         "stack": _b64(stack.tobytes()),
-        "regs": [int(pc), int(sp), int(fp), int(frame_count), int(opcode)],
+        "regs": regs,
         "rng": [int(x) for x in rng],
-        "narrative": base64.b64encode(bytes(narrative)).decode("ascii"),
+        "command": command,
         "actions": log,
     }
 
 
-PAYLOAD_FIELDS = frozenset({"ram", "ram_size", "stack", "regs", "rng", "narrative", "actions"})
-"""The ``game`` part of a TextWorld snapshot: the Z-machine state (RAM as a compressed XOR with the story
-file, stack, registers ``pc sp fp frame_count opcode``, RNG, the narrative: the interpreter's text of the
-last step) and the logic actions applied since reset (textworld's own serialization, as one JSON text).
-Nothing derived is stored: the step's text, score and move count are read from the restored interpreter's
-narrative, facts and admissible commands from the replayed actions."""
+PAYLOAD_FIELDS = frozenset({"ram", "ram_size", "stack", "regs", "rng", "command", "actions"})
+"""The ``game`` part of a TextWorld snapshot: the Z-machine state *before the last command sent to the game*
+(RAM as a compressed XOR with the story file, stack, registers ``pc sp fp frame_count opcode``, RNG), that
+``command`` (``""`` at move 0: the state is then the game as reset) and the logic actions applied since reset
+(textworld's own serialization, as one JSON text). Nothing derived is stored, no text either: a restore sets
+the state and plays the command, so the step's text, score and move count are what the interpreter answers
+(issue 43 D4: a sealed narrative set the text the agent saw); facts and admissible commands come from the
+replayed actions."""
+
+MAX_COMMAND = 190
+"""Longest command a snapshot may carry (jericho's input buffer holds 198 bytes)."""
 
 _MAX_B64 = 1 << 20
 _TRACKED = ["moves", "score"]
@@ -239,34 +265,32 @@ def _blob(value: Any, what: str, size: int) -> bytes:
     return out
 
 
-def _parse(data: Any, frotz: Any, story: tuple[int, np.ndarray], max_actions: int) -> dict[str, Any]:
+def _parse(data: Any, frotz: Any, story: tuple[int, np.ndarray, bytes], header: np.ndarray) -> dict[str, Any]:
     """Every field of a snapshot's ``game`` part checked before any of it reaches the interpreter: sizes
     capped before decompressing and parsing, the Z-machine state against the story file
-    (:mod:`~agentgym_credit.envs.alfworld.zmachine`)."""
+    (:mod:`~agentgym_credit.envs.alfworld.zmachine`; ``header``: the RAM header of the game as this process
+    reset it, not the live interpreter's, which a halted run may have written over)."""
     p = S.fields(data, "TextWorld", PAYLOAD_FIELDS)
     ram_size, stack_size = frotz.frotz_lib.getRAMSize(), frotz.frotz_lib.getStackSize()
     if S.nat(p["ram_size"], "RAM size") != ram_size:
         raise SnapshotError("TextWorld snapshot was taken from another story file (memory sizes differ)")
-    story_size, base = story
+    story_size, base, _ = story
     changed = np.frombuffer(_blob(p["ram"], "RAM", ram_size), dtype=np.uint8)
     zmachine.check_ram_changes(changed)
     ram = np.bitwise_xor(changed, base)
-    zmachine.check_ram_header(ram, np.asarray(frotz.get_state()[0][: zmachine.HEADER_BYTES]))
+    zmachine.check_ram_header(ram, header)
     stack = np.frombuffer(_blob(p["stack"], "stack", stack_size), dtype=np.uint8).copy()
     regs = p["regs"]
     if regs.__class__ is not list or len(regs) != 5:
         raise SnapshotError("TextWorld snapshot payload: regs must list 5 ints")
     regs = tuple(S.nat(r, name, 1 << 31) for r, name in zip(regs, ("pc", "sp", "fp", "frame count", "opcode")))
-    zmachine.check_registers(regs, stack.view(np.uint16), base[: zmachine.HEADER_BYTES], story_size)
+    zmachine.check_registers(regs, stack.view(np.uint16), base[: zmachine.HEADER_BYTES], story_size, story[2])
     rng = zmachine.check_rng(p["rng"])
-    narrative = S.text(p["narrative"], "narrative", 4 * zmachine.NARRATIVE_BYTES)
-    try:
-        raw = base64.b64decode(narrative.encode("ascii"), validate=True)
-    except ValueError as exc:
-        raise SnapshotError(f"TextWorld snapshot payload: narrative is not base64 ({exc})") from None
-    text = zmachine.check_narrative(raw)
+    command = S.text(p["command"], "command", MAX_COMMAND)
+    if command != " ".join(command.lower().split()) or not command.isprintable() or not command.isascii():
+        raise SnapshotError("TextWorld snapshot payload: command must be a normalized printable ASCII command")
     log = S.text(p["actions"], "actions", S.MAX_JSON_BYTES)  # parsed only when it is re-applied (_replay)
-    return {"ram": ram, "stack": stack, "regs": regs, "rng": rng, "narrative": raw, "text": text, "log": log}
+    return {"ram": ram, "stack": stack, "regs": regs, "rng": rng, "command": command, "log": log}
 
 
 def _replay(tracker: Any, log: str, max_actions: int) -> tuple[Any, list[Any]]:
@@ -297,23 +321,23 @@ def _replay(tracker: Any, log: str, max_actions: int) -> tuple[Any, list[Any]]:
     return progression, actions
 
 
-def _step_fields(text: str, reset_raw: Any) -> dict[str, Any]:
-    """The step's text fields as textworld's wrappers make them, from the interpreter's narrative: the
-    tracked ``<score>``/``<moves>`` tags read and stripped, then the Inform 7 event lines. At move 0 (the
-    game as reset: the narrative is the answer to textworld's own set-up commands) the step's text is the
-    game's opening text, ``reset_raw()``."""
+def _step_fields(text: str, reset_raw: Any, at_reset: bool) -> dict[str, Any]:
+    """The step's text fields as textworld's wrappers make them, from the interpreter's answer: the tracked
+    ``<score>``/``<moves>`` tags read and stripped, then the Inform 7 event lines. At move 0 (the game as
+    reset: the text is the answer to textworld's own set-up commands) the step's text is the game's opening
+    text, ``reset_raw()``."""
     from textworld.envs.wrappers.tw_inform7 import _detect_extra_infos, _detect_i7_events_debug_tags
 
     extra, feedback = _detect_extra_infos(text, _TRACKED)
     try:
         score, moves = (int(str(extra[k]).strip().split("\n")[0]) for k in ("score", "moves"))
     except ValueError:
-        raise SnapshotError("TextWorld snapshot: the narrative has no score and move count") from None
+        raise SnapshotError("TextWorld snapshot: the interpreter's answer has no score and move count") from None
     if score < 0 or moves < 0:
-        raise SnapshotError("TextWorld snapshot: the narrative's score or move count is negative")
+        raise SnapshotError("TextWorld snapshot: the interpreter's score or move count is negative")
     if "*** The End ***" in feedback or "*** You lost! ***" in feedback:
-        raise SnapshotError("TextWorld snapshot: the narrative says the game has ended (a snapshot is of a running game)")
-    if moves == 0:
+        raise SnapshotError("TextWorld snapshot: the game ended on its last command (a snapshot is of a running game)")
+    if at_reset:
         raw = feedback = reset_raw()
     else:
         raw = text
@@ -321,19 +345,29 @@ def _step_fields(text: str, reset_raw: Any) -> dict[str, Any]:
     return {"raw": raw, "feedback": feedback, "score": score, "moves": moves, "last_command": None}
 
 
-def restore(env: Any, data: Any, max_actions: int = 10_000, reset_raw: Any = None) -> Any:
+def restore(env: Any, data: Any, max_actions: int = 10_000, reset_raw: Any = None, *,
+            reset_state: Any) -> tuple[Any, tuple | None, str]:
     """Put the started game ``env`` (the same story file as the saved one, reset at least once) into the
     state ``data`` describes (every field checked first, :data:`PAYLOAD_FIELDS`); return textworld's game
-    state of that step (as a step returns it). ``reset_raw()`` gives the game's opening text (needed only
-    for a snapshot taken right after a reset)."""
+    state of that step (as a step returns it), the Z-machine state before its last command (``None`` at
+    move 0) and that command. ``reset_raw()`` gives the game's opening text and ``reset_state()`` its
+    Z-machine state as this process reset it (the RAM header to check against; a snapshot at move 0 must be
+    that state).
+
+    A state this process did not make is first played in a forked child (:func:`zguard.probe`): a hang, crash
+    or halt there is a ``SnapshotError`` and never reaches this process's interpreter."""
     from textworld.core import GameState
 
     layers = wrappers(env)
     jericho, tracker, i7, gdata = layers["jericho"], layers["tracker"], layers["i7"], layers["data"]
     frotz = jericho._jericho
-    story_size, base = _story(jericho.gamefile, frotz.frotz_lib.getRAMSize())
-    d = _parse(data, frotz, (story_size, base), max_actions)
-    fields = _step_fields(d["text"], reset_raw or (lambda: ""))
+    at_reset_z = reset_state()
+    d = _parse(data, frotz, _story(jericho.gamefile, frotz.frotz_lib.getRAMSize()),
+               np.asarray(at_reset_z[0][: zmachine.HEADER_BYTES]))
+    command = d["command"]
+    if not command and not (np.array_equal(d["ram"], at_reset_z[0]) and np.array_equal(d["stack"], at_reset_z[1])
+                            and d["regs"] == tuple(int(r) for r in at_reset_z[2:7])):
+        raise SnapshotError("TextWorld snapshot: a state at move 0 (no command) must be the game as reset")
 
     key = _actions_key(jericho.gamefile, d["log"])
     saved = _MEMO.get(key)
@@ -345,10 +379,20 @@ def restore(env: Any, data: Any, max_actions: int = 10_000, reset_raw: Any = Non
         progression, actions = _replay(tracker, d["log"], max_actions)
         policy = progression.winning_policy
         _remember(key, _copy_progression(progression), tuple(actions), policy)
+    z = (d["ram"], d["stack"], *d["regs"], d["rng"], b"" if command else bytes(at_reset_z[8]))
+    digest = _digest(d["ram"], d["stack"], d["regs"], d["rng"], command)
+    if not zguard.vouched(digest):
+        commands = tracker._inform7.gen_commands_from_actions(progression.valid_actions) if tracker._inform7 else []
+        zguard.probe(frotz, z, command, [*commands, "look", "inventory"])
+        zguard.vouch(digest)
+    frotz.set_state(z)
+    text = frotz.step(command)[0] if command else bytes(at_reset_z[8]).decode("cp1252")
+    if frotz._emulator_halted():
+        raise SnapshotError("TextWorld snapshot: the game halted on its last command")
+    fields = _step_fields(text, reset_raw or (lambda: ""), not command)
     if progression.tracking_quests and (fields["score"] != progression.score or progression.done):
-        raise SnapshotError("TextWorld snapshot: the interpreter's narrative (score, game over) disagrees with the "
+        raise SnapshotError("TextWorld snapshot: the interpreter's answer (score, game over) disagrees with the "
                             "game its logged actions replay to")
-    frotz.set_state((d["ram"], d["stack"], *d["regs"], d["rng"], d["narrative"]))
     tracker._game_progression = progression
     record_actions(tracker).extend(actions)
     tracker._last_action = actions[-1] if actions else None
@@ -362,7 +406,7 @@ def restore(env: Any, data: Any, max_actions: int = 10_000, reset_raw: Any = Non
     gdata._gather_infos()
     tracker._gather_infos()
     state["done"] = bool(state["won"] or state["lost"])
-    return state
+    return state, (z if command else None), command
 
 
-__all__ = ["memo_names", "wrappers", "record_actions", "save", "restore", "MEMO_SIZE", "PAYLOAD_FIELDS"]
+__all__ = ["before_step", "MAX_COMMAND", "memo_names", "wrappers", "record_actions", "save", "restore", "MEMO_SIZE", "PAYLOAD_FIELDS"]

@@ -8,7 +8,11 @@ stack without checking them. So every register and the stack are checked here ag
 code assumes (frotz 2.x inside jericho 3.x):
 
 - ``pc``: a byte address in the story file's high memory (from the header's high-memory base to the
-  story's length);
+  story's length) that is a *resume point*: a snapshot is taken while the game waits for input, so the
+  interpreter stopped right after the opcode byte of an input instruction (``aread`` 0xE4 or ``read_char``
+  0xF6), the ``opcode`` register holds that opcode, and the byte at ``pc`` is a valid operand-types byte
+  for it (:func:`check_resume_point`). A pc moved by a few bytes inside the code passed the range check
+  and hung jericho for minutes or halted it (issue 43 D1);
 - the stack: ``STACK_SIZE`` 16-bit words; ``sp <= fp <= STACK_SIZE`` (counted in words, as frotz
   does); walking ``frame_count`` frames from ``fp`` (each 4 words: argument count, call type and local
   count, the caller's frame, the return address) must climb strictly inside the stack, leave room for
@@ -21,11 +25,11 @@ code assumes (frotz 2.x inside jericho 3.x):
 - how much of the RAM differs from the story file's initial image: at most :data:`MAX_CHANGED_FRACTION`
   (a plausibility bound: games change a few percent; random memory under a valid header crashed the
   interpreter);
-- the narrative (the text of the last step): at most :data:`NARRATIVE_BYTES` bytes, no NUL, text that
-  decodes as jericho decodes it (cp1252).
+- no narrative: a snapshot carries no text for the interpreter's buffer (the restore replays the last
+  command, so the text is the interpreter's answer; issue 43 D4).
 
 What lives here: :func:`check_registers`, :func:`check_ram_header`, :func:`check_ram_changes`,
-:func:`check_narrative`, :func:`check_rng`, :data:`NARRATIVE_BYTES`, :data:`HEADER_BYTES`,
+:func:`check_resume_point`, :func:`check_rng`, :data:`INPUT_OPCODES`, :data:`HEADER_BYTES`,
 :data:`MAX_CHANGED_FRACTION`.
 """
 
@@ -34,9 +38,6 @@ from __future__ import annotations
 import numpy as np
 
 from agentgym_credit.errors import SnapshotError
-
-NARRATIVE_BYTES = 8191
-"""Longest narrative jericho's ``world[8192]`` buffer holds (with its terminating NUL)."""
 
 HEADER_BYTES = 64
 """Size of the Z-machine header at the start of the RAM."""
@@ -61,14 +62,35 @@ def story_limits(story_header: bytes | np.ndarray, story_size: int) -> tuple[int
     return _word(story_header, 0x04), min(length, story_size)
 
 
+INPUT_OPCODES = (0xE4, 0xF6)
+"""The opcodes a Z-machine waits for input in (V5+ ``aread`` and ``read_char``): the only places jericho's
+interpreter stops, so the only ``opcode`` register and byte before ``pc`` a snapshot can have."""
+
+
+def check_resume_point(pc: int, opcode: int, story: bytes | np.ndarray) -> None:
+    """Refuse (``SnapshotError``) a ``pc`` that is not where the interpreter stops for input: the byte before it
+    must be the input opcode the ``opcode`` register holds, and the byte at it a types byte that instruction
+    can have (its first operand present; no operand after an omitted one)."""
+    if opcode not in INPUT_OPCODES or not 1 <= pc < len(story) or int(story[pc - 1]) != opcode:
+        raise SnapshotError(f"TextWorld snapshot: pc {pc} (opcode {opcode}) is not a point where the game waits "
+                            "for input (the byte before it must be the input opcode the opcode register holds)")
+    types = [(int(story[pc]) >> shift) & 3 for shift in (6, 4, 2, 0)]
+    present = [t != 3 for t in types]
+    if not present[0] or any(present[i + 1] and not present[i] for i in range(3)):
+        raise SnapshotError(f"TextWorld snapshot: pc {pc} is not followed by the operands of an input instruction")
+
+
 def check_registers(regs: tuple[int, ...], stack_words: np.ndarray, story_header: bytes | np.ndarray,
-                    story_size: int) -> None:
+                    story_size: int, story: bytes | np.ndarray | None = None) -> None:
     """Refuse (``SnapshotError``) registers ``(pc, sp, fp, frame_count, opcode)`` and a stack (16-bit words,
-    native order, as frotz keeps it) the interpreter could not have: see the module docstring."""
+    native order, as frotz keeps it) the interpreter could not have: see the module docstring. ``story``: the
+    story file's bytes (the pc must then be a resume point, :func:`check_resume_point`)."""
     pc, sp, fp, frame_count, opcode = regs
     low, high = story_limits(story_header, story_size)
     if not low <= pc < high:
         raise SnapshotError(f"TextWorld snapshot: pc {pc} is outside the story's code ({low}..{high - 1})")
+    if story is not None:
+        check_resume_point(pc, opcode, story)
     n = len(stack_words)
     if not 0 <= sp <= fp <= n:
         raise SnapshotError(f"TextWorld snapshot: sp {sp} and fp {fp} are not 0 <= sp <= fp <= {n} (stack words)")
@@ -120,17 +142,6 @@ def check_ram_changes(changed: np.ndarray) -> None:
                             f"(a game changes a few %; at most {MAX_CHANGED_FRACTION:.0%} accepted)")
 
 
-def check_narrative(raw: bytes) -> str:
-    """The narrative as jericho's text (cp1252), or ``SnapshotError`` if the interpreter's buffer cannot hold it."""
-    if len(raw) > NARRATIVE_BYTES or b"\0" in raw:
-        raise SnapshotError(f"TextWorld snapshot: the narrative must be at most {NARRATIVE_BYTES} bytes without "
-                            f"NUL (jericho's buffer), got {len(raw)} bytes")
-    try:
-        return raw.decode("cp1252")
-    except UnicodeDecodeError:
-        raise SnapshotError("TextWorld snapshot: the narrative is not text jericho writes (cp1252)") from None
-
-
 def check_rng(rng: list) -> tuple[int, int, int]:
     """frotz's RNG ``(A, interval, counter)``: an int64 and two 16-bit counters."""
     if rng.__class__ is not list or len(rng) != 3 or any(r.__class__ is not int for r in rng):
@@ -141,5 +152,5 @@ def check_rng(rng: list) -> tuple[int, int, int]:
     return a, interval, counter
 
 
-__all__ = ["MAX_CHANGED_FRACTION", "check_ram_changes", "HEADER_BYTES", "NARRATIVE_BYTES", "check_narrative", "check_ram_header", "check_registers", "check_rng",
+__all__ = ["INPUT_OPCODES", "check_resume_point", "MAX_CHANGED_FRACTION", "check_ram_changes", "HEADER_BYTES", "check_ram_header", "check_registers", "check_rng",
            "story_limits"]

@@ -1,0 +1,149 @@
+"""A watchdog for jericho's Z-machine: a state nobody vouches for runs in a forked child first.
+
+Field checks (:mod:`~agentgym_credit.envs.alfworld.zmachine`) prove a Z-machine state has the shape the
+interpreter makes; they cannot prove its dynamic memory (game data) is one the game can reach. Random bytes in
+it hung jericho for minutes or segfaulted it (issue 43 D2), and in-process (the sync backend, a trainer's own
+process) neither can be interrupted: a C loop ignores Python signals, a segfault ends the process. So a state
+this process did not make itself is *probed* before it is set: a forked child (copy-on-write: the parent's
+interpreter is not touched) sets it, plays every command given one step from it, then a rollout of
+:data:`PROBE_STEPS` steps cycling through them, and exits. The parent waits at most :data:`GUARD_SECONDS`:
+
+- the child exits cleanly: the state is vouched for (remembered: a second restore of it is not probed);
+- it halted (jericho's "Emulator halted due to runtime error."), crashed (a signal) or did not finish in time
+  (killed): :class:`~agentgym_credit.errors.SnapshotError` — the caller's process never ran it.
+
+Bound: a hostile snapshot is refused within :data:`GUARD_SECONDS` (plus the fork); the caller's interpreter runs
+only states it made itself or that played :data:`PROBE_STEPS` + one step per command cleanly in a child. What
+the probe cannot see (a state that hangs only after more steps than that, or on a command it did not try) is
+caught on the step that halts (``EngineHalted``, the engine rebuilt), not on a hang or crash in-process.
+
+What lives here: :func:`probe`, :func:`vouch`, :func:`vouched`, :data:`GUARD_SECONDS`, :data:`PROBE_STEPS`,
+:data:`VOUCHED_SIZE`, :func:`set_guard` (off only for states from a trusted source, e.g. a benchmark of the
+restore itself).
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from agentgym_credit.errors import SnapshotError
+
+GUARD_SECONDS = 2.0
+"""Longest a probe may run before its state is refused as a hang (a clean probe takes tens of ms)."""
+
+PROBE_STEPS = 16
+"""Steps of the probe's rollout after one step of each command."""
+
+VOUCHED_SIZE = 4096
+"""States (by digest) this process made or probed, restored without a probe (oldest forgotten first)."""
+
+_VOUCHED: OrderedDict[bytes, None] = OrderedDict()
+_ON = [True]
+
+
+def set_guard(on: bool) -> bool:
+    """Turn probing of unvouched states on or off for this process; returns the previous setting."""
+    old, _ON[0] = _ON[0], bool(on)
+    return old
+
+
+def vouch(digest: bytes) -> None:
+    """Remember a state this process made (or probed) as safe to set without a probe."""
+    _VOUCHED[digest] = None
+    _VOUCHED.move_to_end(digest)
+    while len(_VOUCHED) > VOUCHED_SIZE:
+        _VOUCHED.popitem(last=False)
+
+
+def vouched(digest: bytes) -> bool:
+    """Whether the state with this digest needs no probe (made or probed here, or the guard is off)."""
+    return not _ON[0] or digest in _VOUCHED
+
+
+def _child(frotz: Any, state: tuple, lead: bytes, commands: Sequence[bytes]) -> int:
+    lib = frotz.frotz_lib
+    frotz.set_state(state)
+    if lead:
+        lib.step(lead)
+    if lib.halted() > 0:
+        return 3
+    state = frotz.get_state()
+    for cmd in commands:
+        frotz.set_state(state)
+        lib.step(cmd)
+        if lib.halted() > 0:
+            return 3
+    frotz.set_state(state)
+    for k in range(PROBE_STEPS):
+        lib.step(commands[k % len(commands)])
+        if lib.halted() > 0:
+            return 3
+    return 0
+
+
+def probe(frotz: Any, state: tuple, lead: str, commands: Sequence[str], timeout: float | None = None) -> None:
+    """Set ``state`` (a ``FrotzEnv.get_state`` tuple) in a forked child, play ``lead`` (when not empty), then
+    ``commands`` (module docstring); ``SnapshotError`` if it halts, crashes or runs past ``timeout`` (default
+    :data:`GUARD_SECONDS`)."""
+    cmds = [c.encode("utf-8")[:190] + b"\n" for c in commands] or [b"look\n"]
+    first = lead.encode("utf-8")[:190] + b"\n" if lead else b""
+    limit = GUARD_SECONDS if timeout is None else float(timeout)
+    pid = os.fork()
+    if pid == 0:  # the child: C calls only, no cleanup, never returns
+        code = 4
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            code = _child(frotz, state, first, cmds)
+        finally:
+            os._exit(code)
+    status = _wait(pid, limit)
+    if status is None:
+        raise SnapshotError(f"TextWorld snapshot: the game did not answer within {limit:g} s in a probe (a hang; "
+                            "refused before it ran in this process)")
+    if os.WIFSIGNALED(status):
+        raise SnapshotError(f"TextWorld snapshot: the game crashed in a probe (signal {os.WTERMSIG(status)}; refused "
+                            "before it ran in this process)")
+    code = os.WEXITSTATUS(status)
+    if code == 3:
+        raise SnapshotError("TextWorld snapshot: the game halted on a runtime error in a probe (refused before it "
+                            "ran in this process)")
+    if code != 0:
+        raise SnapshotError(f"TextWorld snapshot: the probe failed (exit code {code})")
+
+
+def _wait(pid: int, limit: float) -> int | None:
+    """The child's wait status, or ``None`` after killing it at ``limit`` seconds."""
+    deadline = time.monotonic() + limit
+    fd = None
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pass
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return status
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return None
+            if fd is not None:
+                select.select([fd], [], [], left)
+            else:
+                time.sleep(min(0.005, left))
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+__all__ = ["GUARD_SECONDS", "PROBE_STEPS", "VOUCHED_SIZE", "probe", "set_guard", "vouch", "vouched"]
