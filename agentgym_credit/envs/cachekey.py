@@ -12,8 +12,11 @@ What lives here:
   same value on machines that share a cache folder), else 32 random bytes kept in
   ``$AGENTGYM_CREDIT_CACHE_KEY_FILE`` (default ``~/.config/agentgym_credit/cache.key``, created on first
   use with mode 0600; where it cannot be written, a random key for this process only; a key file that is
-  not a regular file — a FIFO does not block —, is writable by every user, or holds no key is ignored with
-  a :class:`CacheKeyWarning` naming the fix, and this process uses a key of its own);
+  not a regular file — a FIFO does not block —, is writable by its group or every user, belongs to another
+  user, is a dangling symlink, or holds no key (or a weak one, :func:`weak_key_reason`) is ignored with a
+  :class:`CacheKeyWarning` naming the fix, and this process uses a key of its own; one readable by others
+  or reached through a symlink is used with a warning); ``$AGENTGYM_CREDIT_CACHE_KEY`` that is weak is a
+  ``ValueError``;
 - :func:`cache_tag` — the hex tag of some bytes under that key, for one kind of entry;
 - :func:`tag_matches` — constant-time check of a stored tag.
 """
@@ -43,6 +46,25 @@ def key_file() -> Path:
     return Path(base) / "agentgym_credit" / "cache.key"
 
 
+MIN_DISTINCT = 8
+"""Fewest distinct characters (bytes) a key may have: ``secrets.token_hex(16)`` has 8 or more except with a
+chance of about 4e-8; ``abcdabcdabcdabcd`` has 4."""
+
+
+def weak_key_reason(raw: bytes, min_len: int = 16) -> str | None:
+    """Why the key ``raw`` (bytes; text encoded) is trivially weak, or ``None``: shorter than ``min_len`` bytes,
+    fewer than :data:`MIN_DISTINCT` distinct bytes, or one block repeated (``abcdabcd...``). Applied to every way
+    a key arrives: the environment variables, raw bytes given to ``set_snapshot_key``, the cache key file."""
+    if len(raw) < min_len:
+        return f"has {len(raw)} bytes, needs at least {min_len} bytes"
+    if len(set(raw)) < MIN_DISTINCT:
+        return f"uses only {len(set(raw))} distinct characters (at least {MIN_DISTINCT}; trivially guessable)"
+    for p in range(1, len(raw) // 2 + 1):
+        if raw[p:] == raw[:-p]:
+            return f"repeats a block of {p} characters (trivially guessable)"
+    return None
+
+
 class CacheKeyWarning(UserWarning):
     """The cache key file was ignored (not a regular file, writable by others, or not a key): this process
     uses a key of its own, so cache entries it writes verify only in it. The message says what to fix."""
@@ -58,6 +80,9 @@ def _read(path: Path) -> bytes | None:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
+        if os.path.islink(path):  # a dangling link: no file, and none can be written in its place
+            return _ignored(path, f"is a symlink to a missing file ({os.readlink(path)!r}); remove it to have a key "
+                            "written, or point it at the shared key")
         return None
     except OSError as exc:
         return _ignored(path, f"cannot be opened ({exc.strerror})")
@@ -67,6 +92,10 @@ def _read(path: Path) -> bytes | None:
             return _ignored(path, "is not a regular file")
         if st.st_mode & 0o002:
             return _ignored(path, "is writable by every user (anyone could plant a key); chmod 600 it")
+        if st.st_mode & 0o020:
+            return _ignored(path, "is writable by its group (they could plant a key); chmod 600 it")
+        if st.st_uid != os.getuid():
+            return _ignored(path, "belongs to another user (they could plant a key); use a file of your own")
         data = os.read(fd, _MAX_KEY_FILE + 1)
     finally:
         os.close(fd)
@@ -74,9 +103,19 @@ def _read(path: Path) -> bytes | None:
         raw = bytes.fromhex(data.decode("ascii").strip())
     except (UnicodeDecodeError, ValueError):
         raw = b""
-    if len(raw) < 16 or len(data) > _MAX_KEY_FILE:
-        return _ignored(path, "does not hold a key (at least 16 hex-encoded bytes); delete it to have one written")
+    if len(data) > _MAX_KEY_FILE or weak_key_reason(raw) is not None:
+        return _ignored(path, "does not hold a key (at least 16 hex-encoded random bytes); delete it to have one "
+                        "written")
+    if st.st_mode & 0o044:
+        _warn(path, "is readable by other users (they can forge cache entries); chmod 600 it")
+    if os.path.islink(path):
+        _warn(path, f"is a symlink (to {os.readlink(path)!r}): whoever can change the link chooses the key; keep the "
+              "key in a regular file")
     return raw
+
+
+def _warn(path: Path, why: str) -> None:
+    warnings.warn(f"cache key file {str(path)!r} {why}; it is used", CacheKeyWarning, stacklevel=4)
 
 
 def _ignored(path: Path, why: str) -> bytes:
@@ -93,8 +132,9 @@ def cache_key() -> bytes:
     """The cache secret (see the module docstring); read once per process."""
     text = os.environ.get(KEY_ENV)
     if text:
-        if len(text) < 16:
-            raise ValueError(f"${KEY_ENV} must have at least 16 characters")
+        why = weak_key_reason(text.encode())
+        if why is not None:
+            raise ValueError(f"${KEY_ENV} {why}; use a random one, e.g. secrets.token_hex(16)")
         return hashlib.blake2b(text.encode(), digest_size=32, person=b"agc-cache").digest()
     path = key_file()
     found = _read(path)
@@ -135,4 +175,4 @@ def tag_matches(stored: str | bytes, kind: str, parts: Iterable[bytes]) -> bool:
     return hmac.compare_digest(stored, cache_tag(kind, parts).encode())
 
 
-__all__ = ["CacheKeyWarning", "KEY_ENV", "KEY_FILE_ENV", "cache_key", "cache_tag", "key_file", "tag_matches"]
+__all__ = ["MIN_DISTINCT", "weak_key_reason", "CacheKeyWarning", "KEY_ENV", "KEY_FILE_ENV", "cache_key", "cache_tag", "key_file", "tag_matches"]

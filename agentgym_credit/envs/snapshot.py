@@ -16,7 +16,8 @@ What lives here:
 
 - the key: :func:`snapshot_key`, :func:`set_snapshot_key`, :data:`KEY_ENV`, :data:`MIN_KEY_CHARS`. Each
   process starts with a random key unless ``$AGENTGYM_CREDIT_SNAPSHOT_KEY`` gives one (read at the first
-  snapshot, not at import: a weak one — under 16 characters, or fewer than 4 distinct ones — is a
+  snapshot, not at import: a weak one — under 16 characters, fewer than 8 distinct ones, or one block repeated; the same check for
+  32 raw bytes given to :func:`set_snapshot_key` — is a
   :class:`~agentgym_credit.errors.SnapshotKeyError` there), so a snapshot restores only in the
   process that took it — or wherever the same key is set. The collector's subprocess and Ray backends
   hand their workers the parent's key; to restore a saved snapshot in another run, set the same key
@@ -61,6 +62,7 @@ from typing import Any
 
 import numpy as np
 
+from agentgym_credit.envs.cachekey import weak_key_reason
 from agentgym_credit.errors import SnapshotError, SnapshotKeyError
 
 SNAPSHOT_HEADER = b"agc-snapshot/2"
@@ -105,12 +107,15 @@ MIN_KEY_CHARS = 16
 """Shortest snapshot key accepted (text or bytes)."""
 
 
-def _derive(key: bytes | str, where: str = "a snapshot key") -> bytes:
-    raw = key.encode() if isinstance(key, str) else bytes(key)
-    if len(raw) < MIN_KEY_CHARS or len(set(raw)) < 4:
-        why = (f"has {len(raw)} bytes, needs at least {MIN_KEY_CHARS} bytes" if len(raw) < MIN_KEY_CHARS else
-               f"uses only {len(set(raw))} distinct characters (trivially guessable)")
+def _check(raw: bytes, where: str) -> bytes:
+    why = weak_key_reason(raw, MIN_KEY_CHARS)
+    if why is not None:
         raise SnapshotKeyError(f"{where} {why}; use a random one, e.g. secrets.token_hex(16)")
+    return raw
+
+
+def _derive(key: bytes | str, where: str = "a snapshot key") -> bytes:
+    raw = _check(key.encode() if isinstance(key, str) else bytes(key), where)
     return hashlib.blake2b(raw, digest_size=32, person=b"agc-snapshot").digest()
 
 
@@ -148,7 +153,7 @@ def set_snapshot_key(key: bytes | str | None = None) -> bytes:
     if key is None:
         new = secrets.token_bytes(32)
     elif isinstance(key, (bytes, bytearray)) and len(key) == 32:
-        new = bytes(key)
+        new = _check(bytes(key), "a 32-byte snapshot key")  # raw bytes too: abcd... x8 is no key
     else:
         new = _derive(key)
     _KEY, _MAC = new, hashlib.blake2b(key=new, digest_size=_TAG_SIZE)

@@ -36,6 +36,7 @@ timings: ``python -m agentgym_credit.bench.speed.alfworld_speed``).
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import ctypes
 import functools
@@ -71,8 +72,6 @@ from agentgym_credit.envs.alfworld.sascache import (
     write_entry,
 )
 
-_TEXTGEN_GLOBALS = vars(_textgen)
-
 
 @functools.cache
 def parse_symbols(text: str) -> tuple:
@@ -86,9 +85,26 @@ def parse_query(expr: str) -> Rule:
     return Rule.parse_conjunctive_query(expr)
 
 
+_EVAL_NODES = (ast.Expression, ast.Name, ast.Load, ast.Attribute, ast.Constant, ast.BinOp, ast.Add, ast.BoolOp,
+               ast.Or, ast.And)
+
+
 @functools.cache
 def _compiled(expr: str):
-    return compile(expr, "<grammar>", "eval")
+    """A grammar's ``{expr}`` compiled, if it is only what grammars use — names, public attributes, strings, ``+``,
+    ``or``/``and`` — else ``ValueError`` (never evaluated: a game file chose that text, issue 43 D7)."""
+    try:
+        tree = ast.parse(expr.strip(), "<grammar>", "eval")
+    except SyntaxError:
+        tree = None
+    bad = tree is None or any(
+        not isinstance(n, _EVAL_NODES) or (isinstance(n, ast.Attribute) and n.attr.startswith("_"))
+        or (isinstance(n, ast.Name) and n.id.startswith("_")) or (isinstance(n, ast.Constant) and not isinstance(n.value, str))
+        for n in ast.walk(tree))
+    if bad:
+        raise ValueError(f"grammar expression {{{expr[:80]}}} is not a name, attribute or string joined by + / or "
+                         "(a game file's text is parsed, never evaluated)")
+    return compile(tree, "<grammar>", "eval")
 
 
 @functools.cache
@@ -258,7 +274,8 @@ class FastGrammar:
         if kind is EvalSymbol:
             local = {"self": symbol, "context": context}
             local.update(context["variables"])
-            return [(TerminalSymbol(eval(_compiled(symbol.expression), _TEXTGEN_GLOBALS, local)), context)]
+            code = _compiled(symbol.expression)  # checked: names, attributes, strings, + and or only
+            return [(TerminalSymbol(eval(code, {"__builtins__": {}}, local)), context)]
         if kind is ListSymbol:
             items = self._expand(symbol.symbol, context)
             if len(items) == 0:

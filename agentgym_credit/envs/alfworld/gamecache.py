@@ -88,6 +88,9 @@ def game_problem(z8: Path, ident: bytes) -> str | None:
     verified once is remembered by a hash of its contents (never by inode, size and mtime alone, which
     anyone who can write the file can put back; a write always moves ctime)."""
     files = [z8, z8.with_suffix(".json"), _tag_path(z8)]
+    links = [p.name for p in files if p.is_symlink()]
+    if links:  # the files read now need not be those jericho and textworld open later
+        return f"{', '.join(links)} is a symlink (entries are regular files this package wrote)"
     try:
         stamp = (ident, *(_stamp(p) for p in files))
     except OSError:
@@ -115,6 +118,15 @@ def game_problem(z8: Path, ident: bytes) -> str | None:
     return None
 
 
+def put(src: Path, dst: Path) -> None:
+    """Move the file ``src`` to ``dst`` in one ``rename`` (same folder tree): a symlink at ``dst`` is replaced, never
+    followed (a link to a directory made ``shutil.move`` write the game into that directory, issue 43 D6); a
+    directory at ``dst`` is a ``RuntimeError`` naming it."""
+    if dst.is_dir() and not dst.is_symlink():
+        raise RuntimeError(f"TextWorld game cache entry {str(dst)!r} is a directory: remove it to have the game cached")
+    os.replace(src, dst)
+
+
 def write_tag(z8: Path, ident: bytes, target: Path | None = None) -> Path:
     """Write the tag of the compiled game ``z8`` (and its ``.json``) next to ``target`` (default: next to
     ``z8``); returns the tag file."""
@@ -124,4 +136,4 @@ def write_tag(z8: Path, ident: bytes, target: Path | None = None) -> Path:
     return out
 
 
-__all__ = ["GameCacheWarning", "MAX_GAME_BYTES", "game_problem", "write_tag", "z_machine_problem"]
+__all__ = ["GameCacheWarning", "MAX_GAME_BYTES", "game_problem", "put", "write_tag", "z_machine_problem"]

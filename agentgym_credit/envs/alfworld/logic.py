@@ -77,12 +77,22 @@ def installed_logic() -> tuple[str, str]:
     return domain, grammar
 
 
+_TEMPLATE_MARKS = frozenset("{}#[]|")
+"""Characters that make grammar text more than text (``{expr}`` is Python, ``#symbol#`` a rule)."""
+
+
 def task_sentence(grammar: str) -> str:
-    """The task sentence a game's grammar carries (``"Your task is to: ..."``)."""
+    """The task sentence a game's grammar carries (``"Your task is to: ..."``): plain text, or ``ValueError``. It
+    goes into the installed grammar as a template, where ``{expr}`` would be evaluated as Python at reset and
+    ``#symbol#`` expanded (issue 43 D7): a sentence with any of ``{ } # [ ] |`` is refused, never evaluated."""
     m = TASK_RULE_RE.search(grammar)
     if m is None:
         raise ValueError("game grammar has no 'task' rule")
-    return json.loads(f'"{m.group(1)}"')
+    sentence = json.loads(f'"{m.group(1)}"')
+    if not isinstance(sentence, str) or _TEMPLATE_MARKS & set(sentence):
+        raise ValueError(f"game file's task sentence {str(sentence)[:80]!r} is not plain text (it may not hold any of "
+                         "{ } # [ ] |: a game file's text is parsed, never evaluated)")
+    return sentence
 
 
 def grammar_with_task(sentence: str) -> str:

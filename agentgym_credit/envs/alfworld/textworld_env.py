@@ -23,7 +23,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import tempfile
 import warnings
 from collections.abc import Mapping
@@ -132,9 +131,9 @@ def ensure_game(challenge: str, settings: Mapping[str, Any], seed: int, cache_di
         if why is not None:
             raise RuntimeError(f"TextWorld compiled a story file jericho cannot read ({why}): {built}")
         tag = gamecache.write_tag(built, ident)
-        shutil.move(str(built.with_suffix(".json")), path.with_suffix(".json"))
-        shutil.move(str(tag), path.with_suffix(".tag"))
-        shutil.move(str(built), path)  # the .z8 last: its presence means the game is complete
+        gamecache.put(built.with_suffix(".json"), path.with_suffix(".json"))
+        gamecache.put(tag, path.with_suffix(".tag"))
+        gamecache.put(built, path)  # the .z8 last: its presence means the game is complete
     return path
 
 

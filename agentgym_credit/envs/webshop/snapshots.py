@@ -28,6 +28,9 @@ _INFO_VALUES = operator.itemgetter(*_RENDERED_INFO)
 _PAGES = ("search", "results", "item", "sub")
 _PAGE_INDEX = {k: i for i, k in enumerate(_PAGES)}
 _SUB_INDEX = {"": 0, **{name: i + 1 for i, name in enumerate(P.SUB_PAGES)}}
+_MAX_PART = 1 << 16
+"""Longest visited-pages or options part of a payload (characters; a 15-step episode's are well under 1 kB)."""
+
 _STATE_KEYS = ("goal_index", "_page_kind", "_query", "_results", "_page_no", "_asin", "_options", "_sub",
                "_visited", "_t")
 _STATE = operator.itemgetter(*_STATE_KEYS)
@@ -271,11 +274,18 @@ class WebShopSnapshots:
         if len(raw) < _HEAD.size:
             raise SnapshotError("WebShopEnv snapshot payload is too short")
         goal_index, page, page_no, asin_i, t, valid, sub = _HEAD.unpack_from(raw)
+        if len(raw) > _HEAD.size + 4 * (3 * _MAX_PART):  # utf-8: at most 4 bytes a character; nothing decoded yet
+            raise SnapshotError(f"WebShopEnv snapshot payload is {len(raw)} bytes, more than its fields can hold")
         parts = raw[_HEAD.size:].decode().split("\x1f")
         if len(parts) not in (3, 4) or valid > 1 or page >= len(_PAGES) or sub > len(P.SUB_PAGES):
             raise SnapshotError("WebShopEnv snapshot payload has malformed fields")
         vis, opts, query = parts[:3]
         reason = parts[3] if len(parts) == 4 else None
+        from agentgym_credit.envs.webshop.env import MAX_QUERY_CHARS  # (env imports this module)
+
+        if len(query) > MAX_QUERY_CHARS or len(vis) > _MAX_PART or len(opts) > _MAX_PART:  # before any search (D5)
+            raise SnapshotError(f"WebShopEnv snapshot payload: query over MAX_QUERY_CHARS={MAX_QUERY_CHARS} characters "
+                                f"or visited/options over {_MAX_PART} (refused before searching)")
         kind = _PAGES[page]
         if goal_index not in self.task_indices:
             raise SnapshotError(f"WebShopEnv snapshot payload: goal {goal_index} is not in this env's split")

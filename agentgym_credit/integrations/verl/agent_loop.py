@@ -89,6 +89,37 @@ becomes the action, its validity and the step reward); ``prompt_template``: a pa
 template file, :func:`~.prompting.load_prompt_template`), empty for the built-in prompt."""
 
 
+DATASET_ENV_KWARGS = frozenset({
+    "challenge", "coin_reward", "cue_prob", "end_on_dead_end", "expert", "fast", "goal_reward", "include_unsolvable",
+    "invalid_action_reward", "is_slippery", "jump_risk", "length", "max_states", "max_steps", "mechanism", "n_objects",
+    "n_receptacles", "n_tasks", "n_traps", "num_games", "num_products", "observation_mode", "open_games",
+    "reward_invalid", "reward_rules", "reward_success", "score_scale", "settings", "show_attrs", "show_carrying",
+    "show_passenger", "show_status", "side_reward", "size", "slip", "source", "split", "step_cost", "task_seed",
+    "task_types", "trap_reward", "wall_density", "catalog_seed"})
+"""The ``env_kwargs`` a dataset row may set (issue 43 D7): task, reward and episode settings of the ``credit/*``
+envs. Nothing that chooses files — ``data_dir``, ``cache_dir``, ``catalog`` — nor an unknown key: a dataset row is
+data from wherever the dataset came from, and it used to choose which files ``gym.make`` loads. Those are set where
+the trainer runs (the envs' environment variables, e.g. ``$ALFWORLD_DATA``, or their defaults)."""
+
+
+def check_env_kwargs(env_kwargs: Any) -> dict[str, Any]:
+    """``env_kwargs`` (a dict, or its JSON text as a dataset row holds it) if every key is in
+    :data:`DATASET_ENV_KWARGS` and every value plain JSON data; else ``ValueError`` naming the keys refused."""
+    if isinstance(env_kwargs, str):
+        try:
+            env_kwargs = json.loads(env_kwargs or "{}")
+        except ValueError as exc:
+            raise ValueError(f"env_kwargs of a dataset row is not JSON: {exc}") from None
+    if not isinstance(env_kwargs, dict):
+        raise ValueError(f"env_kwargs must be a dict, got {type(env_kwargs).__name__}")
+    bad = sorted(str(k)[:40] for k in env_kwargs if k not in DATASET_ENV_KWARGS)
+    if bad:
+        raise ValueError(f"env_kwargs keys {bad} may not come from a dataset row (they choose files or are unknown); "
+                         f"allowed: {', '.join(sorted(DATASET_ENV_KWARGS))}. Set file locations where the trainer runs "
+                         "(e.g. $ALFWORLD_DATA, $AGENTGYM_CREDIT_TEXTWORLD_CACHE)")
+    return env_kwargs
+
+
 def group_dataset(env_id: str, seeds: list[int], *, tasks: list[Any] | None = None,
                   env_kwargs: dict[str, Any] | None = None, max_steps: int = 30, history_len: int = 4,
                   history_depth: int = 4, prompting: str = "plain", env_pool: str = "process", env_workers: int = 4,
@@ -102,6 +133,7 @@ def group_dataset(env_id: str, seeds: list[int], *, tasks: list[Any] | None = No
     if tasks is not None and len(tasks) != len(seeds):
         raise ValueError(f"got {len(tasks)} tasks for {len(seeds)} seeds")
     check_env_id(env_id)
+    check_env_kwargs(env_kwargs or {})
     token_rewards = _resolve(token_rewards, rules)
     _check_rules(rules, prompting, prompt_template)
     if prompt_template:
@@ -161,8 +193,7 @@ def _settings(kwargs: dict[str, Any]) -> dict[str, Any]:
                          "build rows with agentgym_credit.integrations.verl.group_dataset")
     check_env_id(agc["env_id"])
     out = {**DEFAULTS, **agc}
-    if isinstance(out["env_kwargs"], str):
-        out["env_kwargs"] = json.loads(out["env_kwargs"] or "{}")
+    out["env_kwargs"] = check_env_kwargs(out["env_kwargs"])
     if out["prompting"] not in PROMPTINGS:
         raise ValueError(f"prompting must be one of {', '.join(PROMPTINGS)}, got {out['prompting']!r}")
     if out["env_pool"] not in ("process", "thread") or int(out["env_workers"]) < 1:
@@ -280,4 +311,4 @@ def outputs_to_dataproto(runs: list[list[AgentLoopOutput]], uids: list[str], *, 
     return DataProto.from_dict(tensors=tensors, non_tensors=non_tensors)
 
 
-__all__ = ["AGENT_NAME", "DEFAULTS", "CreditEnvAgentLoop", "check_env_id", "group_dataset", "outputs_to_dataproto"]
+__all__ = ["AGENT_NAME", "DATASET_ENV_KWARGS", "DEFAULTS", "CreditEnvAgentLoop", "check_env_id", "check_env_kwargs", "group_dataset", "outputs_to_dataproto"]
