@@ -180,3 +180,27 @@ def test_a_webshop_query_over_the_limit_is_an_invalid_no_op_without_search(monke
     assert searched == []
     obs, r, term, trunc, info = env.step("search[" + "x" * MAX_QUERY_CHARS + "]")
     assert info["action_valid"] and len(searched) == 1
+
+
+def test_a_key_change_mid_collect_on_the_sync_backend_waits_for_the_next_collect(no_kill):
+    """Issue 43 D10: on the sync backend a key change while the roots played failed 3 of 18 branch trajectories
+    (their snapshots were sealed under the old key); the collect keeps its key, the next one takes the new key."""
+    old = S.snapshot_key()
+    col = _collector("sync")
+    state = {}
+
+    def policy(obs, infos):
+        if not state and any("parent" not in i["rollout"] and i["rollout"]["t"] == 3 for i in infos):
+            S.set_snapshot_key(None)
+            state["changed"] = S.snapshot_key()
+        return hash_policy(obs, infos)
+
+    try:
+        batch = col.collect(policy, tasks=3, branch=BRANCH)
+        assert state and S.snapshot_key() == state["changed"]  # the process keeps the key it set
+        assert not batch.traj.failed.any() and same_rollouts(no_kill, batch)
+        again = col.collect(hash_policy, tasks=3, branch=BRANCH)
+        assert not again.traj.failed.any()
+    finally:
+        col.close()
+        S.set_snapshot_key(old)

@@ -39,7 +39,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from agentgym_credit.envs.snapshot import snapshot_key
+from agentgym_credit.envs.snapshot import set_snapshot_key, snapshot_key
 from agentgym_credit.errors import DependencyNotInstalled
 from agentgym_credit.wrappers.workers import Batch, EnvFailure, EnvWorker, StepResult, WorkerTimeout
 
@@ -149,6 +149,25 @@ class SyncBackend(Backend):
         self.worker = EnvWorker(factory, history_depth, include_actions)
         self.timeout = None if timeout is None or timeout <= 0 or timeout == float("inf") else float(timeout)
         self._in_session = False
+        self._key: bytes | None = None
+
+    def use_key(self, key: bytes) -> bool:
+        """Pin ``key`` for this backend's envs until the next collect: a key the process changes in the middle of a
+        collect (the policy runs between rounds) reaches them only at the next one, as on the worker backends
+        (before, snapshots sealed under the old key failed their branch trajectories, issue 43 D10)."""
+        self._key = key
+        return False
+
+    def _run(self, batch: Batch) -> list[StepResult | EnvFailure]:
+        key = self._key
+        if key is None or key == snapshot_key():
+            return self.worker.run(batch)
+        changed = snapshot_key()
+        set_snapshot_key(key)  # the collect's key while its envs run; the process's own again for the policy
+        try:
+            return self.worker.run(batch)
+        finally:
+            set_snapshot_key(changed)
 
     def _expired(self, signum: int, frame: Any) -> None:
         signal.setitimer(signal.ITIMER_REAL, self.timeout)  # the next env gets its own limit
@@ -175,10 +194,10 @@ class SyncBackend(Backend):
             return [[]]
         if not self._in_session:
             with self.session():
-                return self.run(batches) if self._in_session else [self.worker.run(batches[0])]
+                return self.run(batches) if self._in_session else [self._run(batches[0])]
         signal.setitimer(signal.ITIMER_REAL, self.timeout)
         try:
-            return [self.worker.run(batches[0])]
+            return [self._run(batches[0])]
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
 
