@@ -130,3 +130,17 @@ print(json.dumps(out))
     assert "forged sentence" not in res["forged text"]
     assert res["moves over steps"].startswith("refused") and "moves" in res["moves over steps"], res
     assert res["restored text"] and res["genuine"]
+
+
+def test_a_disposable_worker_ends_itself_on_a_hang_instead_of_forking(cache):
+    """In a worker process of the subprocess/Ray backends the guard is a watchdog (no fork per foreign restore): a
+    state that hangs jericho ends the worker with WATCHDOG_EXIT within GUARD_SECONDS; the collector replaces it."""
+    from agentgym_credit.envs.alfworld import zguard
+
+    done = subprocess.run([sys.executable, "-c", _SETUP + r"""
+from agentgym_credit.envs.alfworld import zguard
+zguard.set_guard("watchdog")
+print(outcome(ram_noise(0.2, 4)), flush=True)
+""", str(cache)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == zguard.WATCHDOG_EXIT, (done.returncode, done.stdout[-500:], done.stderr[-1500:])
+    assert "did not return within its limit" in done.stderr

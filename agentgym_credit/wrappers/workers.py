@@ -10,7 +10,8 @@ What lives here:
   ``{"snapshot": True}`` appends to each result the snapshot of the state it left the env in
   (``HistoryFingerprint.get_state()`` bytes; ``None`` once the episode ended; the error text if the
   env cannot snapshot), which the collector keeps to branch from. In a worker process
-  (``contain_interrupts=True``) an env's own ``KeyboardInterrupt`` fails only its slot too.
+  (``contain_interrupts=True``) an env's own ``KeyboardInterrupt`` fails only its slot too, and native engines run
+  under a watchdog that ends the process on a hang (:mod:`~agentgym_credit.envs.alfworld.zguard`).
 - :class:`EnvFailure`: the result of a command that raised, or whose worker died or hung (``lost``:
   the trajectory is not at fault and the collector may re-run it).
 - :class:`HashMemo`: ``stable_hash`` memoized (a dict whose missing keys hash themselves); the
@@ -34,6 +35,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from agentgym_credit.envs.alfworld import zguard
 from agentgym_credit.envs.snapshot import set_snapshot_key
 from agentgym_credit.keys import stable_hash
 from agentgym_credit.wrappers.history import HistoryFingerprint
@@ -129,6 +131,8 @@ class EnvWorker:
                  contain_interrupts: bool = False, snapshot_key: bytes | None = None):
         if snapshot_key is not None:  # a worker process signs and checks snapshots with its parent's key
             set_snapshot_key(snapshot_key)
+        if contain_interrupts:  # a disposable worker process: native engines run under a watchdog, no fork probe
+            zguard.set_guard("watchdog")
         self.factory = factory
         self.history_depth = int(history_depth)
         self.include_actions = bool(include_actions)

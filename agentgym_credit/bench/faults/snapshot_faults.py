@@ -9,10 +9,11 @@ ending the benchmark.
 
 What lives here:
 
-- :func:`textworld_cases` — the hostile ``game`` parts made from a good one: native-size narratives
-  (8 kB to 64 MB), zip bombs in the RAM and the stack, random RAM and stack, bad registers (``pc=0``,
-  ``sp=fp=0``, byte counts for word counts, a broken frame chain), a bad RNG and opcode, a forged win in
-  the narrative, nested-list JSON bombs in the action log and as the whole payload;
+- :func:`textworld_cases` — the hostile ``game`` parts made from a good one: commands of 8 kB to 1 MB and
+  with control characters, a narrative field carrying forged text or a forged win (the format has no text
+  field), zip bombs in the RAM and the stack, random RAM and stack, bad registers (``pc=0``, ``sp=fp=0``,
+  byte counts for word counts, a broken frame chain), a bad RNG and opcode, nested-list JSON bombs in the
+  action log and as the whole payload;
 - :func:`seal_payload` — an env's payload sealed as its own ``get_state`` would (for tests and this bench);
 - :func:`run_child` — the cases played in a fresh interpreter: one row per case (refused, error, seconds,
   extra peak MiB) and whether the env played on;
@@ -193,8 +194,13 @@ except SnapshotError:
     print("REFUSED", flush=True)
     raise SystemExit(0)
 print("ACCEPTED", flush=True)
+from agentgym_credit.errors import EngineHalted
 for k in range(5):
-    obs, r, term, trunc, info = env.step(info["admissible_actions"][0])
+    try:
+        obs, r, term, trunc, info = env.step(info["admissible_actions"][0])
+    except EngineHalted:
+        print("HALTED", flush=True)
+        raise SystemExit(0)
     if term or trunc:
         break
 print("STEPPED", flush=True)
@@ -205,9 +211,9 @@ def dynamic_ram_probe(kw: dict[str, Any], seeds: int, share: float = 1.0, timeou
     """What the field checks cannot fully catch: sealed snapshots whose RAM keeps the story's header but has
     random bytes at a ``share`` of the dynamic memory's positions (game data to the checks; above
     :data:`~agentgym_credit.envs.alfworld.zmachine.MAX_CHANGED_FRACTION` changed it is refused). Each in a
-    child, then 5 steps; counts of ``refused`` / ``ok`` (accepted, stepped) / ``crash`` / ``hang`` (no
-    answer in ``timeout`` s)."""
-    out = {"refused": 0, "ok": 0, "crash": 0, "hang": 0}
+    child, then 5 steps; counts of ``refused`` / ``ok`` (accepted, stepped) / ``halted`` (a step raised
+    ``EngineHalted``) / ``crash`` / ``hang`` (no answer in ``timeout`` s)."""
+    out = {"refused": 0, "ok": 0, "halted": 0, "crash": 0, "hang": 0}
     for seed in range(seeds):
         try:
             done = subprocess.run([sys.executable, "-c", _DYNAMIC, json.dumps(kw), str(seed), str(share)], capture_output=True,
@@ -215,7 +221,8 @@ def dynamic_ram_probe(kw: dict[str, Any], seeds: int, share: float = 1.0, timeou
         except subprocess.TimeoutExpired:
             out["hang"] += 1
             continue
-        out["refused" if "REFUSED" in done.stdout else "ok" if "STEPPED" in done.stdout else "crash"] += 1
+        out["refused" if "REFUSED" in done.stdout else "ok" if "STEPPED" in done.stdout else
+            "halted" if "HALTED" in done.stdout else "crash"] += 1
     return out
 
 
@@ -252,10 +259,9 @@ def _section(results: dict[str, dict[str, Any]], cmd: str) -> str:
                   f"Sealed snapshots of {probe['challenge']} whose RAM keeps the story file's header but has random bytes "
                   "at a share of the dynamic memory's positions (to the field checks, game data; more than "
                   "MAX_CHANGED_FRACTION = 25% changed from the story is refused: games change at most 4.6% in 450 "
-                  f"random steps), each in a child, then 5 steps: {counts}. A crash or hang here needs the key (a bug, a leaked "
-                  "key, an insider); on the subprocess and Ray backends a worker that dies or hangs is replaced and its "
-                  "trajectory re-run, in-process (sync) it takes the process. Closing it needs the interpreter's own "
-                  "memory made verifiable (not done).", ""]
+                  f"random steps), each in a child, then 5 steps: {counts}. `refused` includes states the forked probe "
+                  "(`zguard`) saw halt, hang or crash; `crash`/`hang` count the child interpreter itself (the caller). "
+                  "Per-case figures on the sync and subprocess backends: `benchmarks/faults/engine_guard.md`.", ""]
     return "\n".join(lines)
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_credit.envs import snapshot as S
-from agentgym_credit.envs.alfworld import gamecache, textworld_snapshots
+from agentgym_credit.envs.alfworld import gamecache, textworld_snapshots, zguard
 from agentgym_credit.envs.alfworld.logic import require_textworld
 from agentgym_credit.envs.alfworld.statekeys import digest, fact_str, shuffled_keys
 from agentgym_credit.envs.base import CreditEnv, resolve_task
@@ -307,7 +307,8 @@ class TextWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGI
             return self._last_obs, self.reward_invalid, False, truncated, self._info(valid=False)
         before = int(self._state["score"])
         z = textworld_snapshots.before_step(self._env)
-        self._state, _, done = self._env.step(command)
+        with zguard.watch(zguard.STEP_SECONDS, "a TextWorld step"):  # a disposable worker's guard; else nothing
+            self._state, _, done = self._env.step(command)
         if self._halted():
             self._drop_game()
             self._needs_reset = True

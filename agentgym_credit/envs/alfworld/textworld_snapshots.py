@@ -385,8 +385,9 @@ def restore(env: Any, data: Any, max_actions: int = 10_000, reset_raw: Any = Non
         commands = tracker._inform7.gen_commands_from_actions(progression.valid_actions) if tracker._inform7 else []
         zguard.probe(frotz, z, command, [*commands, "look", "inventory"])
         zguard.vouch(digest)
-    frotz.set_state(z)
-    text = frotz.step(command)[0] if command else bytes(at_reset_z[8]).decode("cp1252")
+    with zguard.watch(what="a TextWorld restore"):  # a disposable worker's guard (zguard); else nothing
+        frotz.set_state(z)
+        text = frotz.step(command)[0] if command else bytes(at_reset_z[8]).decode("cp1252")
     if frotz._emulator_halted():
         raise SnapshotError("TextWorld snapshot: the game halted on its last command")
     fields = _step_fields(text, reset_raw or (lambda: ""), not command)

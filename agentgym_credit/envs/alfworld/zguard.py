@@ -17,9 +17,16 @@ only states it made itself or that played :data:`PROBE_STEPS` + one step per com
 the probe cannot see (a state that hangs only after more steps than that, or on a command it did not try) is
 caught on the step that halts (``EngineHalted``, the engine rebuilt), not on a hang or crash in-process.
 
-What lives here: :func:`probe`, :func:`vouch`, :func:`vouched`, :data:`GUARD_SECONDS`, :data:`PROBE_STEPS`,
-:data:`VOUCHED_SIZE`, :func:`set_guard` (off only for states from a trusted source, e.g. a benchmark of the
-restore itself).
+In a *disposable* process — a worker of the subprocess or Ray backend, whose death the collector handles by
+replacing it and re-running its trajectory — the guard is a **watchdog** instead (``set_guard("watchdog")``,
+done by :class:`~agentgym_credit.wrappers.workers.EnvWorker` in worker processes): no fork, the state is set in
+the worker itself while a watchdog thread ends the process if the interpreter does not return within
+:data:`GUARD_SECONDS` (a restore) or :data:`STEP_SECONDS` (a step); a crash ends it anyway. Either way a hang
+lasts at most those seconds and the caller's process (the trainer's) survives.
+
+What lives here: :func:`probe`, :func:`watch`, :func:`vouch`, :func:`vouched`, :func:`set_guard` (``"probe"``,
+``"watchdog"`` or ``"off"``: off only for states from a trusted source), :data:`GUARD_SECONDS`,
+:data:`STEP_SECONDS`, :data:`PROBE_STEPS`, :data:`VOUCHED_SIZE`, :data:`WATCHDOG_EXIT`.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from __future__ import annotations
 import os
 import select
 import signal
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -37,6 +45,12 @@ from agentgym_credit.errors import SnapshotError
 GUARD_SECONDS = 2.0
 """Longest a probe may run before its state is refused as a hang (a clean probe takes tens of ms)."""
 
+STEP_SECONDS = 8.0
+"""Longest a step may take in a disposable worker before the watchdog ends the process (a step takes ms)."""
+
+WATCHDOG_EXIT = 86
+"""Exit code of a worker process the watchdog ended."""
+
 PROBE_STEPS = 16
 """Steps of the probe's rollout after one step of each command."""
 
@@ -44,13 +58,71 @@ VOUCHED_SIZE = 4096
 """States (by digest) this process made or probed, restored without a probe (oldest forgotten first)."""
 
 _VOUCHED: OrderedDict[bytes, None] = OrderedDict()
-_ON = [True]
+_MODES = ("probe", "watchdog", "off")
+_MODE = ["probe"]
 
 
-def set_guard(on: bool) -> bool:
-    """Turn probing of unvouched states on or off for this process; returns the previous setting."""
-    old, _ON[0] = _ON[0], bool(on)
+def set_guard(mode: str | bool) -> str:
+    """This process's guard: ``"probe"`` (default; ``True``), ``"watchdog"`` (a disposable worker process) or
+    ``"off"`` (``False``); returns the previous one."""
+    mode = {True: "probe", False: "off"}.get(mode, mode) if isinstance(mode, bool) else mode
+    if mode not in _MODES:
+        raise ValueError(f"guard must be one of {_MODES}, got {mode!r}")
+    old, _MODE[0] = _MODE[0], mode
     return old
+
+
+class _Watchdog:
+    """One daemon thread that ends the process when a watched call passes its deadline (ctypes calls release
+    the GIL, so it runs while jericho loops)."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.deadline: float | None = None
+        self.what = ""
+        self.thread: threading.Thread | None = None
+
+    def run(self) -> None:
+        with self.cond:
+            while True:
+                if self.deadline is None:
+                    self.cond.wait()
+                    continue
+                left = self.deadline - time.monotonic()
+                if left <= 0:
+                    os.write(2, f"agentgym_credit zguard: {self.what} did not return within its limit; ending this "
+                                "worker process (the collector replaces it)\n".encode())
+                    os._exit(WATCHDOG_EXIT)
+                self.cond.wait(left)
+
+
+_DOG = _Watchdog()
+
+
+class watch:
+    """``with watch(seconds, what):`` — in ``"watchdog"`` mode, end the process if the block runs longer; else
+    nothing."""
+
+    __slots__ = ("seconds", "what", "armed")
+
+    def __init__(self, seconds: float | None = None, what: str = "the game") -> None:
+        self.seconds, self.what, self.armed = GUARD_SECONDS if seconds is None else seconds, what, False
+
+    def __enter__(self) -> None:
+        if _MODE[0] != "watchdog":
+            return
+        with _DOG.cond:
+            if _DOG.thread is None or not _DOG.thread.is_alive():
+                _DOG.thread = threading.Thread(target=_DOG.run, name="agc-zguard", daemon=True)
+                _DOG.thread.start()
+            _DOG.deadline, _DOG.what, self.armed = time.monotonic() + self.seconds, self.what, True
+            _DOG.cond.notify()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.armed:
+            with _DOG.cond:
+                _DOG.deadline = None
+                _DOG.cond.notify()
 
 
 def vouch(digest: bytes) -> None:
@@ -62,8 +134,8 @@ def vouch(digest: bytes) -> None:
 
 
 def vouched(digest: bytes) -> bool:
-    """Whether the state with this digest needs no probe (made or probed here, or the guard is off)."""
-    return not _ON[0] or digest in _VOUCHED
+    """Whether the state with this digest needs no probe (made or probed here, or the guard is not ``"probe"``)."""
+    return _MODE[0] != "probe" or digest in _VOUCHED
 
 
 def _child(frotz: Any, state: tuple, lead: bytes, commands: Sequence[bytes]) -> int:
@@ -146,4 +218,5 @@ def _wait(pid: int, limit: float) -> int | None:
             os.close(fd)
 
 
-__all__ = ["GUARD_SECONDS", "PROBE_STEPS", "VOUCHED_SIZE", "probe", "set_guard", "vouch", "vouched"]
+__all__ = ["GUARD_SECONDS", "PROBE_STEPS", "STEP_SECONDS", "VOUCHED_SIZE", "WATCHDOG_EXIT", "probe", "set_guard", "vouch",
+           "vouched", "watch"]
