@@ -293,6 +293,7 @@ class TextWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGI
         self._index = index
         self._state = self._env.reset()
         self._opening[self._loaded] = (self._state["raw"], textworld_snapshots.before_step(self._env))
+        textworld_snapshots.remember_initial(self._env)
         self._before, self._command = None, ""
         textworld_snapshots.record_actions(textworld_snapshots.wrappers(self._env)["tracker"])
         self._t = 0
@@ -370,6 +371,7 @@ class TextWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGI
 
     def _reset_game(self) -> None:
         self._opening[self._loaded] = (self._env.reset()["raw"], textworld_snapshots.before_step(self._env))
+        textworld_snapshots.remember_initial(self._env)
 
     def _opening_of(self) -> tuple[str, tuple]:
         """The loaded game's text and Z-machine state right after a reset (a reset of it learns them; the game
