@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -37,7 +38,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--env", choices=["alfworld", "webshop"], default="alfworld")
     p.add_argument("--out", type=Path, default=Path("~/data/agc_alfworld").expanduser())
-    p.add_argument("--data-dir", default=None, help="real ALFWorld games (official layout); default: generated")
+    p.add_argument("--data-dir", default=None, help="real ALFWorld games (official layout; the trainer reads them from "
+                   "$ALFWORLD_DATA: a dataset row may not name files); default: generated")
     p.add_argument("--train-groups", type=int, default=4096)
     p.add_argument("--val-groups", type=int, default=128, help="validation groups on generated games")
     p.add_argument("--val-dev-groups", type=int, default=0,
@@ -71,7 +73,10 @@ def main() -> None:
     common = dict(max_steps=a.max_steps or 50, history_len=a.history_len, history_depth=4, prompting=a.prompting,
                   env_workers=a.env_workers, token_rewards=token_rewards, rules=rules,
                   prompt_template=a.prompt_template)
-    real = {} if a.data_dir is None else {"source": "data", "data_dir": a.data_dir}
+    real = {} if a.data_dir is None else {"source": "data"}  # a row may not choose files (DATASET_ENV_KWARGS)
+    if a.data_dir is not None:
+        print(f"rows read real games from $ALFWORLD_DATA where the trainer runs: export ALFWORLD_DATA={a.data_dir}",
+              file=sys.stderr)
     train = group_dataset("credit/ALFWorld-v0", list(range(a.train_groups)), env_kwargs={**real, "split": "train"},
                           data_source="alfworld/train", **common)
     val = group_dataset("credit/ALFWorld-v0", list(range(10**6, 10**6 + a.val_groups)),
