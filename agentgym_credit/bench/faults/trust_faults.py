@@ -12,7 +12,11 @@ each printing one ``RESULT <json>`` line), :func:`run_check`, :func:`main`.
 - ``cache-key-file-*``: a FIFO, a world-writable file and junk at the cache key path — must neither block
   nor be used silently (a ``CacheKeyWarning``) (item 4);
 - ``game-memo-mtime``: a verified cached game overwritten in place with the same size and its old mtime put
-  back — must be checked again (item 5).
+  back — must be checked again (item 5);
+- issue 43: ``weak-env-key-abcd`` (``abcdabcdabcdabcd``: 4 distinct characters, one block repeated), cache key
+  files group-writable / a symlink / a dangling symlink (warned), ``webshop-snapshot-query-15MB`` (a sealed
+  WebShop snapshot whose normalized query is 15 MB: refused before any search, within 1 s and 64 MiB), and
+  ``history-header-5000-digits`` (a HistoryFingerprint header length Python's ``int`` refuses: ``SnapshotError``).
 """
 
 from __future__ import annotations
@@ -75,9 +79,10 @@ from agentgym_credit.envs import cachekey
 t0 = time.perf_counter()
 with warnings.catch_warnings(record=True) as got:
     warnings.simplefilter("always")
-    cachekey.cache_key()
+    key = cachekey.cache_key()
 named = [str(w.message)[:100] for w in got if issubclass(w.category, cachekey.CacheKeyWarning)]
-out = {"outcome": "warned, own key" if named else "used silently", "error": named[0] if named else ""}
+own = "own key" if key == cachekey._PROCESS_KEY else "the file's key"
+out = {"outcome": f"warned, {own}" if named else "used silently", "error": named[0] if named else ""}
 out["ms"] = 1000 * (time.perf_counter() - t0)
 print("RESULT " + json.dumps(out))
 """
@@ -103,19 +108,76 @@ out = {"outcome": "checked again" if why else "memo hit (bad file passed)", "err
 print("RESULT " + json.dumps(out))
 """
 
+_WEBSHOP_QUERY = r"""
+import json, time
+from agentgym_credit.envs import snapshot as S
+from agentgym_credit.envs.webshop.env import WebShopEnv, shared_catalog
+from agentgym_credit.envs.webshop.snapshots import _HEAD
+from agentgym_credit.errors import SnapshotError
+env = WebShopEnv(catalog=shared_catalog(100), split="test", cache_dir=False)
+env.reset(seed=0, options={"task": 0})
+env.step("search[red shirt]")
+doc = S.inspect_snapshot(env.get_state())
+raw = doc["payload"]
+rest = raw[_HEAD.size:].decode().split("\x1f")
+rest[2] = env.normalize_query("shirt " * 2_500_000)  # 15 MB: normalized, so only a cap stops the search
+forged = S.pack("WebShopEnv", doc["config"], doc["rng"], raw[:_HEAD.size] + "\x1f".join(rest).encode())
+def mib(field):
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith(field)) / 1024
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+before, t0 = mib("VmRSS:"), time.perf_counter()
+try:
+    env.set_state(forged)
+    out = {"outcome": "accepted"}
+except SnapshotError as exc:
+    out = {"outcome": "refused", "error": f"+{mib('VmHWM:') - before:.1f} MiB peak; " + str(exc)[:80]}
+out["ms"] = 1000 * (time.perf_counter() - t0)
+print("RESULT " + json.dumps(out))
+"""
+
+_HISTORY_HEADER = r"""
+import json, time
+import gymnasium as gym
+import agentgym_credit
+from agentgym_credit.errors import SnapshotError
+from agentgym_credit.wrappers.history import HistoryFingerprint
+env = HistoryFingerprint(gym.make("credit/GridWorld-v0"), depth=2)
+env.reset(seed=0)
+rest = env.get_state().partition(b"\n")[2]
+t0 = time.perf_counter()
+try:
+    env.set_state(b"agc-history/1 " + b"9" * 5000 + b"\n" + rest)
+    out = {"outcome": "accepted"}
+except SnapshotError as exc:
+    out = {"outcome": "refused", "error": str(exc)[:100]}
+except Exception as exc:
+    out = {"outcome": f"crashed with {type(exc).__name__}", "error": str(exc)[:100]}
+out["ms"] = 1000 * (time.perf_counter() - t0)
+print("RESULT " + json.dumps(out))
+"""
+
 CHECKS: dict[str, tuple[str, dict[str, str]]] = {
     "alfworld-forged-commands": (_ALFWORLD, {}),
     "weak-env-key-short": (_WEAK_KEY, {"AGENTGYM_CREDIT_SNAPSHOT_KEY": "short"}),
     "weak-env-key-repeated": (_WEAK_KEY, {"AGENTGYM_CREDIT_SNAPSHOT_KEY": "a" * 16}),
     "weak-env-key-alternating": (_WEAK_KEY, {"AGENTGYM_CREDIT_SNAPSHOT_KEY": "ab" * 10}),
+    "weak-env-key-abcd": (_WEAK_KEY, {"AGENTGYM_CREDIT_SNAPSHOT_KEY": "abcdabcdabcdabcd"}),
     "cache-key-file-fifo": (_CACHE_KEY, {"kind": "fifo"}),
     "cache-key-file-world-writable": (_CACHE_KEY, {"kind": "world"}),
     "cache-key-file-junk": (_CACHE_KEY, {"kind": "junk"}),
+    "cache-key-file-group-writable": (_CACHE_KEY, {"kind": "group"}),
+    "cache-key-file-symlink": (_CACHE_KEY, {"kind": "symlink"}),
+    "cache-key-file-dangling-symlink": (_CACHE_KEY, {"kind": "dangling"}),
+    "webshop-snapshot-query-15MB": (_WEBSHOP_QUERY, {}),
+    "history-header-5000-digits": (_HISTORY_HEADER, {}),
     "game-memo-mtime": (_GAME_MEMO, {}),
 }
 """Name -> (child script, environment changes; ``kind`` makes a cache key file of that kind)."""
 
-GOOD = {"alfworld-forged-commands": "refused", "game-memo-mtime": "checked again"}
+GOOD = {"alfworld-forged-commands": "refused", "game-memo-mtime": "checked again", "webshop-snapshot-query-15MB": "refused",
+        "history-header-5000-digits": "refused"}
 
 
 def run_check(name: str, timeout: float = 120.0) -> dict[str, Any]:
@@ -129,11 +191,17 @@ def run_check(name: str, timeout: float = 120.0) -> dict[str, Any]:
             path = os.path.join(tmp, "cache.key")
             if kind == "fifo":
                 os.mkfifo(path)
+            elif kind in ("symlink", "dangling"):
+                real = os.path.join(tmp, "real.key")
+                if kind == "symlink":
+                    with open(real, "w") as f:
+                        f.write(os.urandom(32).hex() + "\n")
+                    os.chmod(real, 0o600)
+                os.symlink(real, path)
             else:
                 with open(path, "w") as f:
                     f.write("not a key\n" if kind == "junk" else os.urandom(32).hex() + "\n")
-                if kind == "world":
-                    os.chmod(path, 0o666)
+                os.chmod(path, {"world": 0o666, "group": 0o620}.get(kind, 0o600))
             extra["AGENTGYM_CREDIT_CACHE_KEY_FILE"] = path
         t0 = time.perf_counter()
         try:
@@ -155,7 +223,7 @@ def good(row: dict[str, Any]) -> bool:
         return row["outcome"] == want
     if row["name"].startswith("weak-env-key"):
         return row["outcome"].startswith("refused")
-    return row["outcome"].startswith("warned")
+    return row["outcome"].startswith("warned")  # cache key files: a CacheKeyWarning (a symlink: used, warned)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -174,7 +242,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the interpreter's start not counted. Before this round (issue 34): forged ALFWorld commands "
         "with a live token were accepted; a short key made `import agentgym_credit` fail and `aaaaaaaaaaaaaaaa` was "
         "accepted; a FIFO key file blocked, junk and world-writable ones were used silently; the rewritten game "
-        "passed the memo and jericho exited the process.", "",
+        "passed the memo and jericho exited the process. Before issue 43: `abcdabcdabcdabcd` was accepted; group-writable, "
+        "symlinked and dangling key files were used (or replaced) silently; the 15 MB WebShop query was searched "
+        "before it was refused (21.4 s, +89.5 MiB); the 5000-digit header raised ValueError.", "",
         machine_lines(cmd.strip()), "",
         f"Result: {sum(map(good, rows))} of {len(rows)} checks as asked.", "",
         markdown_table(["check", "outcome", "as asked", "ms", "message"],
