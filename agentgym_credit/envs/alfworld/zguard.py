@@ -31,6 +31,7 @@ What lives here: :func:`probe`, :func:`watch`, :func:`vouch`, :func:`vouched`, :
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
@@ -176,7 +177,13 @@ def probe(frotz: Any, state: tuple, lead: str, commands: Sequence[str], timeout:
             code = _child(frotz, state, first, cmds)
         finally:
             os._exit(code)
-    status = _wait(pid, limit)
+    try:
+        status = _wait(pid, limit)
+    except BaseException:  # e.g. the sync backend's SIGALRM timeout while waiting: no child left behind
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        raise
     if status is None:
         raise SnapshotError(f"TextWorld snapshot: the game did not answer within {limit:g} s in a probe (a hang; "
                             "refused before it ran in this process)")
