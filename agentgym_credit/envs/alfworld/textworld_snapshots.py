@@ -205,6 +205,20 @@ def _remember(key: tuple[str, bytes], progression: Any, actions: tuple, policy: 
         _MEMO.popitem(last=False)
 
 
+AFTER_SIZE = 256
+"""States whose last command this process's interpreter played (saved here, or restored once) and whose result is
+remembered (~40 kB each): restoring them again sets it instead of replaying the command (the same answer)."""
+
+_AFTER: OrderedDict[bytes, tuple] = OrderedDict()
+
+
+def _after(digest: bytes, frotz: Any) -> None:
+    _AFTER[digest] = tuple(frotz.get_state())
+    _AFTER.move_to_end(digest)
+    while len(_AFTER) > AFTER_SIZE:
+        _AFTER.popitem(last=False)
+
+
 def before_step(env: Any) -> tuple:
     """The Z-machine state of the started game ``env`` now (call it just before a command is sent: a snapshot
     stores the state before the last command and the command, and a restore replays that one command)."""
@@ -237,7 +251,10 @@ def save(env: Any, before: tuple | None = None, command: str = "") -> dict[str, 
     _remember(_actions_key(jericho.gamefile, log), _copy_progression(tracker._game_progression), tuple(actions),
               tracker._current_winning_policy)
     regs = [int(pc), int(sp), int(fp), int(frame_count), int(opcode)]
-    zguard.vouch(_digest(ram, stack, regs, rng, command))  # this process's own interpreter made it
+    digest = _digest(ram, stack, regs, rng, command)
+    zguard.vouch(digest)  # this process's own interpreter made it
+    if command:  # what the command led to, as this interpreter answered it: an own restore sets it, no replay
+        _after(digest, jericho._jericho)
     return {
         "ram": _b64(np.bitwise_xor(ram, base).tobytes()),
         "ram_size": len(ram),
@@ -404,11 +421,18 @@ def restore(env: Any, data: Any, max_actions: int = 10_000, reset_raw: Any = Non
         commands = tracker._inform7.gen_commands_from_actions(progression.valid_actions) if tracker._inform7 else []
         zguard.probe(frotz, z, command, [*commands, "look", "inventory"])
         zguard.vouch(digest)
-    with zguard.watch(what="a TextWorld restore"):  # a disposable worker's guard (zguard); else nothing
-        frotz.set_state(z)
-        text = frotz.step(command)[0] if command else bytes(at_reset_z[8]).decode("cp1252")
+    after = _AFTER.get(digest) if command else None
+    if after is not None:  # an own snapshot: the state its command led to, as this interpreter answered it
+        frotz.set_state(after)
+        text = bytes(after[8]).decode("cp1252")
+    else:
+        with zguard.watch(what="a TextWorld restore"):  # a disposable worker's guard (zguard); else nothing
+            frotz.set_state(z)
+            text = frotz.step(command)[0] if command else bytes(at_reset_z[8]).decode("cp1252")
     if frotz._emulator_halted():
         raise SnapshotError("TextWorld snapshot: the game halted on its last command")
+    if command and after is None:
+        _after(digest, frotz)
     fields = _step_fields(text, reset_raw or (lambda: ""), not command)
     if progression.tracking_quests and (fields["score"] != progression.score or progression.done):
         raise SnapshotError("TextWorld snapshot: the interpreter's answer (score, game over) disagrees with the "
@@ -429,4 +453,4 @@ def restore(env: Any, data: Any, max_actions: int = 10_000, reset_raw: Any = Non
     return state, (z if command else None), command
 
 
-__all__ = ["remember_initial", "before_step", "MAX_COMMAND", "memo_names", "wrappers", "record_actions", "save", "restore", "MEMO_SIZE", "PAYLOAD_FIELDS"]
+__all__ = ["AFTER_SIZE", "remember_initial", "before_step", "MAX_COMMAND", "memo_names", "wrappers", "record_actions", "save", "restore", "MEMO_SIZE", "PAYLOAD_FIELDS"]
