@@ -45,6 +45,9 @@ def test_a_webshop_snapshot_query_over_the_cap_is_refused_before_searching(monke
         with pytest.raises(SnapshotError, match="MAX_QUERY_CHARS|more than its fields"):
             env.set_state(forged)
     assert searched == []
+    from agentgym_credit.envs.webshop import env as shop_env, snapshots
+
+    assert snapshots.MAX_QUERY_CHARS == shop_env.MAX_QUERY_CHARS  # a restore's cap is a step's
 
 
 # -- D6 ------------------------------------------------------------------------------------------------

@@ -28,6 +28,10 @@ _INFO_VALUES = operator.itemgetter(*_RENDERED_INFO)
 _PAGES = ("search", "results", "item", "sub")
 _PAGE_INDEX = {k: i for i, k in enumerate(_PAGES)}
 _SUB_INDEX = {"": 0, **{name: i + 1 for i, name in enumerate(P.SUB_PAGES)}}
+MAX_QUERY_CHARS = 1_000
+"""Longest query a snapshot may hold: the env's own ``MAX_QUERY_CHARS`` for a step's search (the env imports this
+module, so the value is repeated here; ``tests/test_hostile_inputs.py`` checks they agree)."""
+
 _MAX_PART = 1 << 16
 """Longest visited-pages or options part of a payload (characters; a 15-step episode's are well under 1 kB)."""
 
@@ -281,8 +285,6 @@ class WebShopSnapshots:
             raise SnapshotError("WebShopEnv snapshot payload has malformed fields")
         vis, opts, query = parts[:3]
         reason = parts[3] if len(parts) == 4 else None
-        from agentgym_credit.envs.webshop.env import MAX_QUERY_CHARS  # (env imports this module)
-
         if len(query) > MAX_QUERY_CHARS or len(vis) > _MAX_PART or len(opts) > _MAX_PART:  # before any search (D5)
             raise SnapshotError(f"WebShopEnv snapshot payload: query over MAX_QUERY_CHARS={MAX_QUERY_CHARS} characters "
                                 f"or visited/options over {_MAX_PART} (refused before searching)")
