@@ -113,9 +113,14 @@ def test_goals_are_sentences_with_the_option_values_inside(cat):
 
 def test_paraphrases_keep_the_meaning():
     rng = _Stream(np.random.default_rng(0))
-    assert {paraphrase_value(rng, "x-large") for _ in range(30)} == {"xl", "extra large"}
-    assert {paraphrase_value(rng, "pack of 6") for _ in range(30)} == {"6 pack", "6-pack", "6 count pack"}
-    assert paraphrase_value(rng, "16 fl oz").startswith("16 ") and paraphrase_value(rng, "lemon") == "lemon"
+    # issue 45: more ways to write a value, each the same value ("xlarge", "6pk", "16-fl-oz")
+    assert {paraphrase_value(rng, "x-large") for _ in range(60)} == {"xl", "extra large", "x large", "extra-large",
+                                                                     "xlarge"}
+    assert {paraphrase_value(rng, "pack of 6") for _ in range(100)} == {
+        "6 pack", "6-pack", "6 count pack", "6pk", "6-pk", "set of 6", "6 per pack", "6-count", "6x", "bundle of 6"}
+    oz = {paraphrase_value(rng, "16 fl oz") for _ in range(60)}
+    assert all(re.fullmatch(r"16[ -]?(fluid ounce|oz|fl\. oz|floz|fl\.oz|fluid oz|fl-oz)", v) for v in oz), oz
+    assert paraphrase_value(rng, "lemon") == "lemon"
     assert {paraphrase_attribute(rng, "sulfate free") for _ in range(30)} == {
         "sulfate-free",
         "without sulfate",

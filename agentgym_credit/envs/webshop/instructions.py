@@ -34,10 +34,12 @@ the same thing.
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentgym_credit.envs.webshop.asides import vary
 from agentgym_credit.envs.webshop.lexicon import CLOSERS, LEADS, OCCASIONS, PURPOSES, QUALIFIERS, RECIPIENTS
 from agentgym_credit.envs.webshop.phrasing import informal, option_sentence, story_sentence
 
@@ -74,41 +76,42 @@ _MEASURE = re.compile(
     r"^(\d+(?:\.\d+)?)\s+(fl oz|ounce|pound|count|bags|feet|inch|colors|quart|ml|liter|piece|cartridges)$"
 )
 _UNIT_PARAPHRASES: dict[str, tuple[str, ...]] = {
-    "fl oz": ("fluid ounce", "oz", "fl. oz"),
-    "ounce": ("oz", "ounces"),
-    "pound": ("lb", "lbs", "pounds"),
-    "count": ("ct", "pieces", "pcs"),
-    "bags": ("tea bags", "bag box"),
-    "feet": ("ft", "foot"),
-    "inch": ("in", "inches"),
-    "colors": ("shades", "colours"),
-    "quart": ("qt", "quarts"),
-    "ml": ("milliliter", "mls"),
-    "liter": ("litre", "l"),
-    "piece": ("pc", "pieces", "pcs"),
-    "cartridges": ("refills", "blades"),
+    "fl oz": ("fluid ounce", "oz", "fl. oz", "floz", "fl.oz", "fluid oz", "-fl-oz"),
+    "ounce": ("oz", "ounces", "-ounce", "-oz", "oz", "ozs"),
+    "pound": ("lb", "lbs", "pounds", "-pound", "-lb", "pound"),
+    "count": ("ct", "pieces", "pcs", "-count", "-ct", "units"),
+    "bags": ("tea bags", "bag box", "-bag", "sachets"),
+    "feet": ("ft", "foot", "-foot", "-ft", "'"),
+    "inch": ("in", "inches", "-inch", '"', "-in", "inch"),
+    "colors": ("shades", "colours", "-color", "hues"),
+    "quart": ("qt", "quarts", "-quart", "-qt"),
+    "ml": ("milliliter", "mls", "-ml", "millilitres"),
+    "liter": ("litre", "l", "-liter", "-litre", "ltr"),
+    "piece": ("pc", "pieces", "pcs", "-piece", "-pc"),
+    "cartridges": ("refills", "blades", "-cartridge", "refill cartridges"),
 }
 VALUE_PARAPHRASES: dict[str, tuple[str, ...]] = {
-    "x-small": ("xs", "extra small"),
-    "small": ("s", "sm"),
-    "medium": ("m", "med"),
-    "large": ("l", "lg"),
-    "x-large": ("xl", "extra large"),
-    "xx-large": ("xxl", "2x large"),
-    "navy blue": ("navy",),
-    "grey": ("gray",),
-    "transparent": ("clear",),
-    "rose gold": ("rose-gold",),
-    "beige": ("tan", "cream"),
-    "twin": ("twin bed", "twin-size"),
-    "queen": ("queen bed", "queen-size"),
-    "king": ("king bed", "king-size"),
-    "full": ("full bed", "double"),
-    "unscented": ("fragrance free", "no scent"),
-    "original": ("plain", "classic taste"),
-    "gift box": ("gift-ready box", "gift packaging"),
-    "plain box": ("simple box", "basic box"),
-    "eco pouch": ("recyclable pouch", "eco-friendly pouch"),
+    "x-small": ("xs", "extra small", "x small", "extra-small", "xsmall"),
+    "small": ("s", "sm", "small size", "sz small"),
+    "medium": ("m", "med", "medium size", "mid size"),
+    "large": ("l", "lg", "large size", "lrg"),
+    "x-large": ("xl", "extra large", "x large", "extra-large", "xlarge"),
+    "xx-large": ("xxl", "2x large", "2xl", "xx large", "double xl"),
+    "navy blue": ("navy", "navy-blue"),
+    "grey": ("gray", "grey-colored"),
+    "transparent": ("clear", "see-through", "see through"),
+    "rose gold": ("rose-gold", "rosegold"),
+    "beige": ("tan", "cream", "beige-colored"),
+    "twin": ("twin bed", "twin-size", "twin sized", "twin-sized"),
+    "queen": ("queen bed", "queen-size", "queen sized", "queen-sized"),
+    "king": ("king bed", "king-size", "king sized", "king-sized"),
+    "full": ("full bed", "double", "full-size", "full sized"),
+    "unscented": ("fragrance free", "no scent", "fragrance-free", "scent-free", "without fragrance"),
+    "original": ("plain", "classic taste", "original recipe", "the classic"),
+    "gift box": ("gift-ready box", "gift packaging", "giftable box", "gift boxed", "present box", "gift wrap box"),
+    "plain box": ("simple box", "basic box", "regular box", "standard box", "no-frills box", "unbranded box"),
+    "eco pouch": ("recyclable pouch", "eco-friendly pouch", "green pouch", "compostable pouch", "eco bag",
+                  "sustainable pouch"),
 }
 """Other ways to say an option value (besides unit paraphrases and ``pack of n`` → ``n pack``)."""
 
@@ -136,7 +139,7 @@ def _pick(rng: Any, xs: Sequence[str]) -> str:
 
 
 def _article(words: str) -> str:
-    return "an" if words[:1] in "aeiou" or re.match(r"(8|11|18)\b", words) else "a"
+    return "an" if words[:1] in "aeiou" or re.match(r"(8|11|18)\b|x(-|l|s|x|small|large)", words) else "a"
 
 
 def paraphrase_value(rng: Any, value: str) -> str:
@@ -145,13 +148,16 @@ def paraphrase_value(rng: Any, value: str) -> str:
         return _pick(rng, VALUE_PARAPHRASES[value])
     m = _MEASURE.match(value)
     if m:
-        return f"{m.group(1)} {_pick(rng, _UNIT_PARAPHRASES[m.group(2)])}"
+        unit = _pick(rng, _UNIT_PARAPHRASES[m.group(2)])  # "-inch" and '"' attach: "8-inch", '8"'
+        return f"{m.group(1)}{unit}" if unit[:1] in "-'\"" else f"{m.group(1)} {unit}"
     m = re.match(r"^pack of (\d+)$", value)
     if m:
-        return _pick(rng, (f"{m.group(1)} pack", f"{m.group(1)}-pack", f"{m.group(1)} count pack"))
+        n = m.group(1)
+        return _pick(rng, (f"{n} pack", f"{n}-pack", f"{n} count pack", f"{n}pk", f"{n}-pk", f"set of {n}",
+                           f"{n} per pack", f"{n}-count", f"{n}x", f"bundle of {n}"))
     m = re.match(r"^(\d+)gb$", value)
     if m:
-        return _pick(rng, (f"{m.group(1)} gb", f"{m.group(1)} gigabytes"))
+        return _pick(rng, (f"{m.group(1)} gb", f"{m.group(1)} gigabytes", f"{m.group(1)}-gb", f"{m.group(1)} gigs"))
     return value
 
 
@@ -165,38 +171,61 @@ def paraphrase_attribute(rng: Any, attr: str) -> str:
     return attr
 
 
+_MUST = ("it should be", "it must be", "and it has to be", "preferably", "it needs to be", "make sure it's",
+         "ideally", "and i'd like it", "i need it to be", "must be", "hopefully", "and definitely",
+         "it's gotta be", "should be")
+"""How a sentence asks for its attributes after the product (form 2)."""
+
 _SIZE_WORDS = frozenset(("x-small", "small", "medium", "large", "x-large", "xx-large", "xs", "s", "sm", "m",
                          "med", "l", "lg", "xl", "xxl", "extra small", "extra large", "2x large"))
 
 
 def _option_phrase(rng: Any, name: str, value: str) -> str:
     """The words that ask for one option value, value inside the phrase (never "size size")."""
+    art = _article(value)
     if name == "color":
-        return _pick(rng, (f"in {value}", f"in the color {value}", f"{value} colored", f"in {value} color", value))
+        return _pick(rng, (f"in {value}", f"in the color {value}", f"{value} colored", f"in {value} color", value,
+                           f"in {art} {value} shade", f"that comes in {value}", f"in {value} please", f"colored {value}",
+                           f"the {value} one", f"in {value} colorway", f"with {art} {value} finish", f"in {value} tone",
+                           f"{value} colorway", f"preferably {value}", f"color {value}", f"{value}-colored",
+                           f"{value} one", f"{value} pls", f"{value} color option"))
     if name == "scent":
-        return _pick(rng, (f"with {_article(value)} {value} scent", f"in {value} scent", f"that smells like {value}",
-                           f"{value} scented"))
+        return _pick(rng, (f"with {art} {value} scent", f"in {value} scent", f"that smells like {value}",
+                           f"{value} scented", f"with {value} fragrance", f"scented with {value}", f"in the {value} smell",
+                           f"with a hint of {value}", f"{value} aroma", f"{value} fragrance"))
     if name == "flavor":
-        return _pick(rng, (f"in {value} flavor", f"{value} flavored", f"with {value} flavor", f"in the {value} flavor"))
+        return _pick(rng, (f"in {value} flavor", f"{value} flavored", f"with {value} flavor", f"in the {value} flavor",
+                           f"{value}-flavored", f"{value} taste", f"in {value}", f"with {value} taste",
+                           f"flavor {value}", f"the {value} kind", f"in {value} variety"))
     if name == "capacity":
-        return _pick(rng, (f"with {value} of storage", f"in {value}", f"{value} capacity"))
+        return _pick(rng, (f"with {value} of storage", f"in {value}", f"{value} capacity", f"with {value}",
+                           f"holds {value}", f"the {value} model", f"at least {value}", f"{value} version"))
     if name == "packaging":
-        art = _article(value)
-        return _pick(rng, (f"packed in {art} {value}", f"in {art} {value}", f"{value} packaging", f"in {value}"))
+        return _pick(rng, (f"packed in {art} {value}", f"in {art} {value}", f"{value} packaging", f"in {value}",
+                           f"{value} wrapped", f"wrapped in {art} {value}", f"boxed as {art} {value}",
+                           f"{value} boxed", f"sent in {art} {value}", f"with {value} packing",
+                           f"{value} wrapping", f"in {value} packaging", f"packaged in {art} {value}"))
     if name == "size":
         if value in _SIZE_WORDS or re.fullmatch(r"\d+(\.\d+)?", value):
-            return _pick(rng, (f"in size {value}", f"size {value}", f"in {value}", f"in a size {value}"))
+            return _pick(rng, (f"in size {value}", f"size {value}", f"in {value}", f"in a size {value}",
+                               f"fits {value}", f"size {value} please", f"in {art} {value}", f"sized {value}",
+                               f"{value} sized", f"in {value} size", f"a size {value} one"))
         if value.endswith("size"):
-            return _pick(rng, (f"in {value}", value))
-        return _pick(rng, (f"in {value}", f"{value}", f"the {value} one", f"in the {value} size"))
-    return _pick(rng, (f"in the {value} style", f"in {value}", f"the {value} version", f"{value} style"))
+            return _pick(rng, (f"in {value}", value, f"the {value} one", f"in the {value}"))
+        return _pick(rng, (f"in {value}", f"{value}", f"the {value} one", f"in the {value} size", f"{value} size",
+                           f"that is {value}", f"measuring {value}", f"in {art} {value} size", f"about {value}",
+                           f"the {value} option"))
+    return _pick(rng, (f"in the {value} style", f"in {value}", f"the {value} version", f"{value} style",
+                       f"the {value} type", f"in {value} design", f"{value} model", f"the {value} kind",
+                       f"styled as {value}", f"in {art} {value} cut"))
 
 
 def _join(parts: Sequence[str], rng: Any) -> str:
     if len(parts) <= 1:
         return "".join(parts)
-    sep = _pick(rng, (" and ", ", ", " "))
-    return sep.join(parts[:-1]) + _pick(rng, (" and ", ", and ", " ")) + parts[-1]
+    sep = _pick(rng, (" and ", ", ", " ", " and also ", ", plus ", " & ", " as well as "))
+    return sep.join(parts[:-1]) + _pick(rng, (" and ", ", and ", " ", " plus ", " & ", ", also ", " and ",
+                                               ", ideally ")) + parts[-1]
 
 
 _KEYBOARD = "qwertyuiop asdfghjkl zxcvbnm"
@@ -246,12 +275,17 @@ def instruction_sentence(
     brand: str | None = None,
     rates: Mapping[str, float] | None = None,
     uses: str = "",
+    vary_rates: Mapping[str, float] | None = None,
 ) -> str:
     """One seeded sentence asking for a ``noun`` with ``attributes`` and ``goal_options`` (values in
     the text, possibly paraphrased; see module docstring). ``rng`` has ``integers(n)``, ``u()`` and
     ``sample(n, k)``; ``rates`` overrides entries of :data:`RATES`; ``uses`` (what the product type is for)
-    feeds the background sentences."""
+    feeds the background sentences. The sentence takes one draw from ``rng`` and words itself from a generator
+    seeded by it (:class:`_Wording`); ``vary_rates`` overrides :data:`~.asides.VARY_RATES` (all 0: the wording
+    before issue 45) of :func:`~.asides.vary`, which rewords the sentence from its own seed, never drawing
+    from ``rng``."""
     r = RATES if rates is None else {**RATES, **rates}
+    rng = _Wording(rng.u())  # one draw from the caller's stream, whatever the wording draws after it
     attrs = [paraphrase_attribute(rng, a) if rng.u() < r["attr_paraphrase"] else a for a in attributes]
     if len(attrs) > 1:
         attrs = [attrs[i] for i in rng.sample(len(attrs), len(attrs))]
@@ -267,8 +301,10 @@ def instruction_sentence(
     qual = _pick(rng, QUALIFIERS) if rng.u() < r["qualifier"] else ""
     made_by = ""
     if brand and rng.u() < r["brand"]:
-        made_by = _pick(rng, (f"from {brand.lower()}", f"by {brand.lower()}", f"{brand.lower()} brand",
-                              f"made by {brand.lower()}"))
+        b = brand.lower()
+        made_by = _pick(rng, (f"from {b}", f"by {b}", f"{b} brand", f"made by {b}", f"from the brand {b}",
+                              f"by the {b} company", f"from {b} if possible", f"{b} make", f"manufactured by {b}",
+                              f"of the {b} brand", f"sold by {b}", f"from {b} only"))
     if rng.u() < r["terse"]:  # a search-box habit: words without the grammar
         parts = [*attrs, noun, *(v for _, v in values), made_by]
         body = " ".join(p for p in parts if p)
@@ -286,12 +322,13 @@ def instruction_sentence(
         head = f"{_article(head)} {head}" if not plural and rng.u() < 0.85 else head
         tail = " ".join(x for x in (made_by, _join(post, rng), opts) if x)
         if form == 1:
-            tail = f"that is {joined}" + (f" {tail}" if tail else "")
+            tail = f"{_pick(rng, ('that is', 'that is', 'which is', 'that are', 'being'))} {joined}" + (f" {tail}" if tail else "")
         elif form == 2:
-            tail = (f"{tail}, " if tail else "") + _pick(rng, ("it should be", "it must be", "and it has to be",
-                                                                "preferably")) + f" {joined}"
+            tail = (f"{tail}, " if tail else "") + _pick(rng, _MUST) + f" {joined}"
         elif form == 3:
-            tail = (f"{tail} " if tail else "") + _pick(rng, ("which is", "that's", "with")) + f" {joined}"
+            tail = (f"{tail} " if tail else "") + _pick(rng, ("which is", "that's", "with", "that has",
+                "featuring", "which has", "having", "that offers", "that comes", "that's also", "with some",
+                "including", "that is")) + f" {joined}"
         if ctx and rng.u() < 0.3:
             body = f"{lead} {head} {ctx} {tail}"
         else:
@@ -304,9 +341,33 @@ def instruction_sentence(
         body = f"{body.strip()}. {story_sentence(rng, noun, uses or 'everyday use')}"
     text = re.sub(r"\s+", " ", body).strip().replace(" ,", ",").replace("..", ".")
     text = re.sub(r"\b([\w'-]+) \1\b", r"\1", text)  # "high protein protein bar" -> "high protein bar"
+    if vary_rates is None or any(vary_rates.values()):
+        own = " ".join([noun, *attributes, *goal_options, *goal_options.values()]).split()
+        text = vary(text, frozenset(own), vary_rates, attributes)
     if rng.u() < r["informal"]:
         text = informal(rng, text)
     return add_typo(rng, text) if rng.u() < r["typo"] else text
+
+
+class _Wording:
+    """The draws of one sentence (``u``, ``integers``, ``sample`` as the catalogue's stream has them), from a
+    generator seeded by one draw of the caller's stream: a sentence costs the catalogue one draw however it
+    is worded, so changing the wording never moves the products and goals drawn after it."""
+
+    def __init__(self, u: float):
+        self._r = random.Random(int(u * (1 << 53)))
+
+    def u(self) -> float:
+        return self._r.random()
+
+    def integers(self, lo: int, hi: int | None = None) -> int:
+        if hi is None:
+            lo, hi = 0, lo
+        return lo + min(int(self._r.random() * (hi - lo)), hi - lo - 1)
+
+    def sample(self, n: int, k: int) -> list[int]:
+        keys = [self._r.random() for _ in range(n)]
+        return sorted(sorted(range(n), key=keys.__getitem__)[:k])
 
 
 _PHRASE_STARTS = ("with ", "for ", "that ", "without ", "no ", "packed ", "made ", "gentle ", "not ", "simple ",
