@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A few real verl PPO steps with GiGPO (agc_gigpo, true-state anchors) on credit/ALFWorld-v0, vLLM rollouts,
 # a small random-weight Qwen2 model built from a config (nothing downloaded), through examples/verl's config
-# and launcher. Writes benchmarks/verl_gpu.md (machine, command, load, seconds per PPO step).
+# and launcher. Writes benchmarks/learning/verl_gpu.md (machine, command, load, seconds per PPO step).
 #
 # Needs: one or more CUDA GPUs, and verl's GPU stack in the active env: from the clone,
 # `pip install torch==2.13.0 && pip install -e '.[verl]'`, plus vLLM as verl 0.9.1 ships it and TransferQueue (verl's v1 trainer), e.g.
@@ -75,9 +75,9 @@ if step_s:
                   "(step 1 includes vLLM/CUDA graph warm-up)."]
 if rc != "0":
     lines += ["", "The run failed; last lines of the log:", "", "```", *text.splitlines()[-40:], "```"]
-tmp = "benchmarks/verl_gpu.md.tmp"
+tmp = "benchmarks/learning/verl_gpu.md.tmp"
 open(tmp, "w").write("\n".join(lines) + "\n")
-os.replace(tmp, "benchmarks/verl_gpu.md")
+os.replace(tmp, "benchmarks/learning/verl_gpu.md")
 print("\n".join(lines))
 EOF
 exit "$RC"

@@ -1,4 +1,4 @@
-"""Every series of a plot gets its own colour and marker (issue 30: benchmarks/credit_accuracy_pearson.png drew
+"""Every series of a plot gets its own colour and marker (issue 30: benchmarks/exact/credit_accuracy_pearson.png drew
 11 series with matplotlib's 10-colour cycle, so grpo and gae(true V) shared a colour)."""
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def test_bench_credit_replot_redraws_a_runs_plots_from_its_csv(tmp_path, monkeyp
 
     from agentgym_credit.cli import main
 
-    csv = Path(__file__).resolve().parents[1] / "benchmarks" / "credit_accuracy.csv"
+    csv = Path(__file__).resolve().parents[1] / "benchmarks" / "exact" / "credit_accuracy.csv"
     shutil.copy(csv, tmp_path / "credit_accuracy.csv")
     figs = _saved_figures(monkeypatch)
     assert main(["bench", "credit", "--replot", str(tmp_path / "credit_accuracy.csv")]) == 0

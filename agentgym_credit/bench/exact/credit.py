@@ -16,7 +16,7 @@ For each synthetic task family × behaviour policy × group size N × seed the b
 HGPO runs twice: on the collector's ``history_keys`` (contexts of ``state_key``) and on contexts of
 what the agent SEES (``[obs]`` signals: level k = the last k+1 ``obs_key`` hashes).
 
-Outputs (``--out``; default ``benchmarks/`` for the full run from the repository root, ``./agc-bench/``
+Outputs (``--out``; default ``benchmarks/exact/`` for the full run from the repository root, ``./agc-bench/``
 for ``--quick`` and runs from elsewhere — ``--quick`` never writes over the committed reports):
 ``credit_accuracy.md`` (tables + findings), ``credit_accuracy.csv`` (summary with 95% t-intervals over
 seeds), ``credit_accuracy_runs.csv`` (one row per run and signal), ``credit_accuracy_bias.csv``,
@@ -124,7 +124,7 @@ def _draw_plots(cfg: CreditBenchConfig, S: dict, out: Path) -> list[Path]:
 
 def replot(csv_path: Path, name: str = "credit_accuracy") -> list[Path]:
     """Redraw the plots of a finished run from its summary CSV (``<name>.csv``), beside it: the same numbers,
-    today's plotting (``bench credit --replot benchmarks/credit_accuracy.csv``)."""
+    today's plotting (``bench credit --replot benchmarks/exact/credit_accuracy.csv``)."""
     rows = R.read_csv(csv_path)
     if not rows:
         raise ValueError(f"{csv_path}: no rows to plot")
@@ -303,30 +303,32 @@ def print_summary(cfg: CreditBenchConfig, res: BenchResult, file=sys.stdout) -> 
     print(R.markdown_table(["task", "N", *sigs], rows), file=file)
 
 
-def _repo_root() -> Path | None:
+def repo_root() -> Path | None:
     """The source checkout this package runs from (it holds pyproject.toml and benchmarks/), if any."""
     root = Path(__file__).resolve().parents[2]
     return root if (root / "pyproject.toml").is_file() and (root / "benchmarks").is_dir() else None
 
 
-def default_out(quick: bool, cwd: Path | None = None) -> Path:
-    """``benchmarks`` for a full run started at the repository root, ``agc-bench`` otherwise.
+def default_out(quick: bool, cwd: Path | None = None, room: str = "exact") -> Path:
+    """``benchmarks/<room>`` for a full run started at the repository root, ``agc-bench`` otherwise.
 
     The committed reports in ``benchmarks/`` are written only by the full run (README's command);
     ``--quick`` runs and runs from any other folder write to ``./agc-bench/``.
     """
     cwd = Path.cwd() if cwd is None else Path(cwd)
-    root = _repo_root()
+    root = repo_root()
     if not quick and root is not None and cwd.resolve() == root:
-        return Path("benchmarks")
+        return Path("benchmarks") / room
     return Path("agc-bench")
 
 
 def check_out(cfg: CreditBenchConfig) -> None:
-    """Refuse to write a ``--quick`` report over the committed ``benchmarks/`` of the repository."""
-    root = _repo_root()
-    if cfg.quick and root is not None and Path(cfg.out).resolve() == (root / "benchmarks").resolve():
-        raise ValueError(f"--quick would overwrite the committed full reports in {root / 'benchmarks'}; "
+    """Refuse to write a ``--quick`` report anywhere inside the committed ``benchmarks/`` of the repository."""
+    root = repo_root()
+    committed = (root / "benchmarks").resolve() if root is not None else None
+    out = Path(cfg.out).resolve()
+    if cfg.quick and committed is not None and (out == committed or committed in out.parents):
+        raise ValueError(f"--quick would overwrite the committed full reports in {out}; "
                          "use another --out (default ./agc-bench/)")
 
 
@@ -343,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, default=None, help="HGPO history depth K (default 3)")
     p.add_argument("--threshold", type=float, default=None, help="decisive |A^π| threshold (default 0.05)")
     p.add_argument("--out", type=Path, default=None,
-                   help="output folder (default: benchmarks/ for a full run from the repository root, "
+                   help="output folder (default: benchmarks/exact/ for a full run from the repository root, "
                         "./agc-bench/ for --quick or anywhere else)")
     p.add_argument("--name", default="credit_accuracy", help="file name stem of the outputs")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

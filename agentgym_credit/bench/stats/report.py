@@ -11,7 +11,7 @@
 - :func:`read_command`: the command line recorded in such a header.
 - :func:`progress`: a tqdm progress bar when tqdm is installed, a silent iterator otherwise.
 - :func:`write_section`: replace (or add) one named section of a markdown file shared by several
-  benchmarks (``benchmarks/reliability.md``), atomically, leaving the other sections as they are.
+  benchmarks (``benchmarks/faults/reliability.md``), atomically, leaving the other sections as they are.
 """
 
 from __future__ import annotations
