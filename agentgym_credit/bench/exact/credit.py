@@ -305,7 +305,7 @@ def print_summary(cfg: CreditBenchConfig, res: BenchResult, file=sys.stdout) -> 
 
 def repo_root() -> Path | None:
     """The source checkout this package runs from (it holds pyproject.toml and benchmarks/), if any."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]  # agentgym_credit/bench/exact/credit.py -> the checkout
     return root if (root / "pyproject.toml").is_file() and (root / "benchmarks").is_dir() else None
 
 
