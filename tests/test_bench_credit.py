@@ -260,3 +260,24 @@ def test_the_main_job_from_a_copy_of_the_root_writes_where_readme_says_and_quick
     elsewhere.mkdir()
     out = _bench_credit(root, elsewhere, *tiny)  # any other folder: ./agc-bench/
     assert out.returncode == 0 and (elsewhere / "agc-bench" / "credit_accuracy.md").is_file(), out.stderr[-2000:]
+
+
+def test_the_plots_and_the_summary_show_every_estimator_readme_ranks_graph_included(tmp_path, monkeypatch):
+    import io
+
+    import agentgym_credit.plotting as P
+
+    cfg = C.CreditBenchConfig(tasks=("cue",), policies=("uniform",), group_sizes=(2, 4), seeds=2, trajectories=8,
+                              instances=1, history_depth=1, out=tmp_path, progress=False)
+    res = C.run_benchmark(cfg)
+    drawn: dict[str, dict] = {}
+    monkeypatch.setattr(P, "plot_dots", lambda path, panels, *a, **k: drawn.setdefault(Path(path).name, panels))
+    C._draw_plots(cfg, {(r["task"], r["policy"], r["N"], r["signal"]): r for r in C.summarize(res.runs)}, tmp_path)
+    panel = drawn["credit_accuracy_pearson.png"]["cue / uniform"]
+    assert {"grpo", "gigpo[state]", "hgpo", "graph"} <= set(panel) and set(panel["graph"]) == {"N=2", "N=4"}
+    assert "td0(true V)" not in panel  # the r = 1 reference no longer squashes the estimators
+    out = io.StringIO()
+    C.print_summary(cfg, res, file=out)
+    header = out.getvalue().splitlines()[1]
+    assert [c.strip() for c in header.strip("|").split("|")][:4] == ["task", "N", "grpo", "gigpo[state]"]
+    assert " graph " in header and " hgpo " in header, header

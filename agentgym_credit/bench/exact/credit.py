@@ -103,22 +103,27 @@ def _plots(cfg: CreditBenchConfig, S: dict, out: Path) -> list[Path]:
         return []
 
 
+PLOTTED = ("grpo", "gigpo[state]", "gigpo[obs]", "hgpo", "hgpo[obs]", *GRAPH_ESTIMATORS)
+"""The full estimators the plots compare (every one README ranks; the step terms and references are in the tables)."""
+
+
 def _draw_plots(cfg: CreditBenchConfig, S: dict, out: Path) -> list[Path]:
+    """One dot plot per metric: a panel per (family, policy), a row per estimator, a dot with its 95% CI per N."""
+    from agentgym_credit.plotting import plot_dots
+
     paths = []
-    show = ("grpo", *STEP_TERMS, "gigpo[state]", "hgpo", *REFERENCES)
     for metric in ("pearson", "sign_acc"):
-        panels: dict[str, dict[str, R.Line]] = {}
+        panels: dict[str, dict[str, dict[str, tuple[float, float]]]] = {}
         for t in cfg.tasks:
             for p in cfg.policies:
-                lines = {}
-                for sig in show:
-                    rs = [S.get((t, p, n, sig)) for n in cfg.group_sizes]
-                    if all(r is not None for r in rs):
-                        lines[sig] = (list(cfg.group_sizes), [r[metric] for r in rs], [r[f"{metric}_ci"] for r in rs])
-                panels[f"{t} / {p}"] = lines
-        paths.append(R.plot_panels(out / f"{cfg.name}_{metric}.png", panels, "group size N",
-                                   METRIC_TITLES[metric], ncols=len(cfg.policies), logx=True,
-                                   suptitle=f"{METRIC_TITLES[metric]} vs A^π (mean ± 95% CI over {cfg.seeds} seeds)"))
+                panel = {sig: {f"N={n}": (S[(t, p, n, sig)][metric], S[(t, p, n, sig)][f"{metric}_ci"])
+                               for n in cfg.group_sizes if (t, p, n, sig) in S}
+                         for sig in PLOTTED}
+                panels[f"{t} / {p}"] = {sig: dots for sig, dots in panel.items() if dots}
+        paths.append(plot_dots(out / f"{cfg.name}_{metric}.png", panels, METRIC_TITLES[metric],
+                               ncols=len(cfg.policies), legend_title="group size",
+                               suptitle=f"{METRIC_TITLES[metric]} vs A^π per estimator (mean ± 95% CI over "
+                                        f"{cfg.seeds} seeds; the perfect-critic references are in the report)"))
     return paths
 
 
@@ -288,9 +293,10 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
 
 
 def print_summary(cfg: CreditBenchConfig, res: BenchResult, file=sys.stdout) -> None:
-    """A short table: mean Pearson r per task and signal at each N (averaged over policies)."""
+    """A short table: mean Pearson r per task and estimator at each N (averaged over policies)."""
     S = summarize(res.runs)
-    sigs = ("grpo", *STEP_TERMS, *REFERENCES)
+    present = {r["signal"] for r in S}
+    sigs = tuple(s for s in (*PLOTTED, *REFERENCES) if s in present)
     rows = []
     for t in cfg.tasks:
         for n in cfg.group_sizes:
