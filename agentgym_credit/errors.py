@@ -12,11 +12,31 @@
   ``SnapshotUnsupported``: this env cannot snapshot; ``SnapshotKeyError``: a weak snapshot key (at first use).
 - ``PolicyFileError``: a saved policy file (``truth.text_policy``) that cannot be read back: missing,
   truncated, not a policy file, of another format version, or with a field of the wrong type or out of range.
+
+Warnings (the run goes on; the numbers are right but probably not what was meant):
+
+- ``CreditWarning``: base class (a ``UserWarning``).
+- ``NoRewardVarianceWarning``: no group of the batch has any reward signal (every reward in a group is the same
+  and every rollout of it has the same return), so every estimator returns exact zeros for the batch.
+- ``NoHistoryWarning``: ``hgpo`` on step arrays with one history level (no ``history_keys``): the hierarchy has
+  one level, and HGPO's step term is GiGPO's.
 """
 
 from __future__ import annotations
 
 from gymnasium import error as gym_error
+
+
+class CreditWarning(UserWarning):
+    """Base class of every warning this package issues on purpose."""
+
+
+class NoRewardVarianceWarning(CreditWarning):
+    """No group of a batch has any reward signal: every advantage is exactly zero."""
+
+
+class NoHistoryWarning(CreditWarning):
+    """HGPO given one history level: it reduces to GiGPO's step term."""
 
 
 class CreditError(Exception):
@@ -134,6 +154,9 @@ class PromptTemplateError(CreditError, ValueError):
 
 __all__ = [
     "CreditError",
+    "CreditWarning",
+    "NoRewardVarianceWarning",
+    "NoHistoryWarning",
     "SnapshotKeyError",
     "ResetNeeded",
     "DependencyNotInstalled",
