@@ -4,6 +4,7 @@
 - ``ResetNeeded``: ``step`` called before ``reset`` or after the episode ended.
 - ``DependencyNotInstalled``: an optional dependency is missing; the message names the extra.
 - ``GroupMismatchError``: the rollouts of one group do not share one initial state.
+- ``EnvIdWithoutNamespace``: ``gym.make("GridWorld-v0")``: the id lacks ``credit/``; the message names the full id.
 - ``NotACreditEnv``: an env id that is not a registered ``credit/*`` env where one is required.
 - ``StepArraysError``: malformed step arrays handed to the credit library.
 - ``ContractViolation``: an env breaks the env contract (raised by ``check_credit_env``).
@@ -111,6 +112,14 @@ class GroupMismatchError(CreditError, ValueError):
     """Rollouts of one group started from different initial states."""
 
 
+class EnvIdWithoutNamespace(CreditError, gym_error.Error, ValueError):
+    """An env id given without its ``credit/`` namespace (``gym.make("GridWorld-v0")``)."""
+
+    def __init__(self, bare: str, full: str):
+        self.bare, self.full = bare, full
+        super().__init__(f"{bare!r} is registered by agentgym-credit as {full!r}: gym.make({full!r})")
+
+
 class NotACreditEnv(CreditError, ValueError):
     """An env id that is not a registered ``credit/*`` env where the credit env contract is needed (the
     estimators read its state and observation keys; the verl agent loop and the TRL bridge play only them)."""
@@ -154,6 +163,7 @@ class PromptTemplateError(CreditError, ValueError):
 
 __all__ = [
     "CreditError",
+    "EnvIdWithoutNamespace",
     "CreditWarning",
     "NoRewardVarianceWarning",
     "NoHistoryWarning",
