@@ -22,7 +22,7 @@ def _batch(rewards_per_traj: list[list[float]], group_of_traj: list[int], levels
 
 
 def test_a_batch_without_reward_signal_warns_by_name_and_every_estimator_gives_zeros():
-    never_wins = _batch([[0, 0, 0], [0, 0], [0, 0, 0, 0], [0]], [0, 0, 1, 1])
+    never_wins = _batch([[0, 0, 0], [0, 0], [0, 0, 0, 0], [0]], [0, 0, 1, 1], levels=2)
     for name in ("grpo", "gigpo", "hgpo", "graph"):
         with pytest.warns(NoRewardVarianceWarning, match="no reward signal in any of the batch's 2 groups"):
             adv = advantages(name, never_wins)
