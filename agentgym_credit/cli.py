@@ -55,6 +55,7 @@ BENCH_NAMES: tuple[str, ...] = (
     "credit_real",
     "credit_confirm",
     "graph_credit",
+    "verify",
 )
 """Benchmarks ``agentgym-credit bench`` dispatches to (see :func:`bench_module`)."""
 
@@ -66,6 +67,7 @@ BENCH_ROOMS: dict[str, str] = {
                      "webshop_speed", "webshop_snapshot", "gpu_rollout_speed", "grouping_speed"), "speed"),
     **dict.fromkeys(("reliability",), "faults"),
     **dict.fromkeys(("alfworld_games", "webshop_difficulty", "webshop_language"), "envs"),
+    **dict.fromkeys(("verify",), "stats"),
 }
 """The room (sub-package of ``agentgym_credit.bench``) each benchmark lives in: the question it answers."""
 
@@ -97,7 +99,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--gamma", type=float, default=0.95, help="discount of the advantages")
     bench = sub.add_parser("bench", help="run a benchmark: " + ", ".join(BENCH_NAMES))
     bench.add_argument("name", choices=BENCH_NAMES)
-    bench.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the benchmark")
+    bench.add_argument("args", nargs=argparse.REMAINDER, help="optional arguments of the benchmark (`bench NAME --help`)")
     train = sub.add_parser("train", help="train a causal LM with the companion trainer")
     train.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the trainer")
     return p
@@ -295,6 +297,9 @@ def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdo
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             return _err(f"unknown benchmark {argv[1]!r}{hint}; choose one of {', '.join(BENCH_NAMES)}")
         return _dispatch(bench_module(argv[1]), argv[2:], f"benchmark {argv[1]!r}")
+    if argv == ["bench"]:  # argparse would call the optional ARGS required too
+        print("usage: agentgym-credit bench NAME [ARGS ...]", file=sys.stderr)
+        return _err(f"name a benchmark: one of {', '.join(BENCH_NAMES)} (`bench NAME --help` lists its ARGS)")
     if argv[:1] == ["train"]:
         return _dispatch("agentgym_credit.trainer.cli", argv[1:], "the trainer")
     from gymnasium import error as gym_error

@@ -4,6 +4,7 @@
 - ``ResetNeeded``: ``step`` called before ``reset`` or after the episode ended.
 - ``DependencyNotInstalled``: an optional dependency is missing; the message names the extra.
 - ``GroupMismatchError``: the rollouts of one group do not share one initial state.
+- ``EnvIdWithoutNamespace``: ``gym.make("GridWorld-v0")``: the id lacks ``credit/``; the message names the full id.
 - ``NotACreditEnv``: an env id that is not a registered ``credit/*`` env where one is required.
 - ``StepArraysError``: malformed step arrays handed to the credit library.
 - ``ContractViolation``: an env breaks the env contract (raised by ``check_credit_env``).
@@ -14,11 +15,31 @@
   that engine (the next ``reset`` or ``set_state`` starts a fresh one) and needs a reset.
 - ``PolicyFileError``: a saved policy file (``truth.text_policy``) that cannot be read back: missing,
   truncated, not a policy file, of another format version, or with a field of the wrong type or out of range.
+
+Warnings (the run goes on; the numbers are right but probably not what was meant):
+
+- ``CreditWarning``: base class (a ``UserWarning``).
+- ``NoRewardVarianceWarning``: no group of the batch has any reward signal (every reward in a group is the same
+  and every rollout of it has the same return), so every estimator returns exact zeros for the batch.
+- ``NoHistoryWarning``: ``hgpo`` on step arrays with one history level (no ``history_keys``): the hierarchy has
+  one level, and HGPO's step term is GiGPO's.
 """
 
 from __future__ import annotations
 
 from gymnasium import error as gym_error
+
+
+class CreditWarning(UserWarning):
+    """Base class of every warning this package issues on purpose."""
+
+
+class NoRewardVarianceWarning(CreditWarning):
+    """No group of a batch has any reward signal: every advantage is exactly zero."""
+
+
+class NoHistoryWarning(CreditWarning):
+    """HGPO given one history level: it reduces to GiGPO's step term."""
 
 
 class CreditError(Exception):
@@ -93,6 +114,14 @@ class GroupMismatchError(CreditError, ValueError):
     """Rollouts of one group started from different initial states."""
 
 
+class EnvIdWithoutNamespace(CreditError, gym_error.Error, ValueError):
+    """An env id given without its ``credit/`` namespace (``gym.make("GridWorld-v0")``)."""
+
+    def __init__(self, bare: str, full: str):
+        self.bare, self.full = bare, full
+        super().__init__(f"{bare!r} is registered by agentgym-credit as {full!r}: gym.make({full!r})")
+
+
 class NotACreditEnv(CreditError, ValueError):
     """An env id that is not a registered ``credit/*`` env where the credit env contract is needed (the
     estimators read its state and observation keys; the verl agent loop and the TRL bridge play only them)."""
@@ -142,6 +171,10 @@ class PromptTemplateError(CreditError, ValueError):
 
 __all__ = [
     "CreditError",
+    "EnvIdWithoutNamespace",
+    "CreditWarning",
+    "NoRewardVarianceWarning",
+    "NoHistoryWarning",
     "SnapshotKeyError",
     "ResetNeeded",
     "DependencyNotInstalled",

@@ -7,6 +7,8 @@
   :data:`PALETTE`'s 20 colours; beyond, evenly spaced hues);
 - :func:`panel_figure` / :func:`plot_panels`: a grid of line plots (one panel per title, one line per label,
   optional error bars; a label keeps its colour and marker in every panel), as a figure / saved as a PNG;
+- :func:`plot_dots`: a grid of dot plots (one panel per title, one row per item, a dot with its interval per
+  series), for comparing many items at a glance where lines would crowd;
 - :func:`try_plot_panels`: the same, but a missing matplotlib only prints a message and returns
   ``None`` — so a run never loses its other outputs (tables, CSV, checkpoints) to a missing plot.
 """
@@ -125,6 +127,65 @@ def plot_panels(
     return path
 
 
+Dot = tuple[float, float | None]
+"""One dot of :func:`plot_dots`: ``(value, half-width of its interval or None)``."""
+
+
+def plot_dots(
+    path: str | os.PathLike,
+    panels: Mapping[str, Mapping[str, Mapping[str, Dot]]],
+    xlabel: str,
+    ncols: int = 3,
+    suptitle: str | None = None,
+    legend_title: str | None = None,
+) -> Path:
+    """Save a grid of dot plots: ``panels[title][row][series] = (value, half-width)``. Rows (the items compared)
+    run top to bottom in the order first seen; each series is a dot with a horizontal interval, offset a little
+    within its row, and keeps its style in every panel; each panel's x range is its own data's."""
+    if not panels:
+        raise ValueError("nothing to plot: panels is empty")
+    plt = pyplot()
+    rows = list(dict.fromkeys(r for panel in panels.values() for r in panel))
+    series = list(dict.fromkeys(s for panel in panels.values() for dots in panel.values() for s in dots))
+    style = dict(zip(series, series_styles(len(series))))
+    n = len(panels)
+    ncols = max(1, min(ncols, n))
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(max(3.6 * ncols, 7.5), (0.22 * len(rows) + 0.9) * nrows + 0.7),
+                             squeeze=False)
+    handles: dict[str, Any] = {}
+    step = 0.6 / max(1, len(series))
+    for ax, (title, panel) in zip(axes.ravel(), panels.items()):
+        for i, row in enumerate(rows):
+            for j, s in enumerate(series):
+                if s not in panel.get(row, {}):
+                    continue
+                value, err = panel[row][s]
+                y = i + (j - (len(series) - 1) / 2) * step
+                h = ax.errorbar([value], [y], xerr=None if err is None else [err], ms=3.5, capsize=1.5, lw=1,
+                                ls="none", label=s, **style[s])
+                handles.setdefault(s, h)
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels(rows, fontsize=7)
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(xlabel, fontsize=8)
+        ax.tick_params(axis="x", labelsize=7)
+        ax.grid(axis="x", alpha=0.3)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=min(len(handles), 8), fontsize=8,
+               frameon=False, title=legend_title, title_fontsize=8)
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=10)
+    fig.tight_layout(rect=(0, 0.07, 1, 0.97 if suptitle else 1))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def try_plot_panels(path: str | os.PathLike, panels: Mapping[str, Mapping[str, Line]], **kwargs: Any) -> Path | None:
     """:func:`plot_panels`, or ``None`` and a message on stderr when matplotlib is missing."""
     try:
@@ -134,4 +195,5 @@ def try_plot_panels(path: str | os.PathLike, panels: Mapping[str, Mapping[str, L
         return None
 
 
-__all__ = ["Line", "PALETTE", "MARKERS", "series_styles", "pyplot", "panel_figure", "plot_panels", "try_plot_panels"]
+__all__ = ["Line", "Dot", "PALETTE", "MARKERS", "series_styles", "pyplot", "panel_figure", "plot_panels", "plot_dots",
+           "try_plot_panels"]

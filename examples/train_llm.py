@@ -8,7 +8,7 @@ swapped for your own (another sampler, TRL's or verl's update, another estimator
     ->  PPO-clip update (ppo_update)
 
 Offline by default: a 2-layer Qwen2-shaped model and a tokenizer trained on the env's own text, on an
-open 4x4 GridWorld (the settings of benchmarks/llm_training.md). Such a model starts out writing noise
+open 4x4 GridWorld (the settings of benchmarks/learning/llm_training.md). Such a model starts out writing noise
 (every action invalid, every advantage 0), so the default run first spends --warmup-steps supervised steps
 on uniformly random admissible actions: that teaches the action syntax, not the task. Then 60 GiGPO
 iterations; the invalid-action penalty is propagated into the returns so the episode term sees it too

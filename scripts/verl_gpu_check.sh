@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # A few real verl PPO steps with GiGPO (agc_gigpo, true-state anchors) on credit/ALFWorld-v0, vLLM rollouts,
 # a small random-weight Qwen2 model built from a config (nothing downloaded), through examples/verl's config
-# and launcher. Writes benchmarks/verl_gpu.md (machine, command, load, seconds per PPO step).
+# and launcher. Writes benchmarks/learning/verl_gpu.md (machine, command, load, seconds per PPO step).
 #
 # Needs: one or more CUDA GPUs, and verl's GPU stack in the active env: from the clone,
 # `pip install torch==2.13.0 && pip install -e '.[verl]'`, plus vLLM as verl 0.9.1 ships it and TransferQueue (verl's v1 trainer), e.g.
 #   pip install 'verl[vllm]==0.9.1' 'TransferQueue>=0.1.10'
 # Usage: bash scripts/verl_gpu_check.sh [STEPS=3] [extra hydra overrides...]
 # VERL_CHECK_DRY=1: no GPU needed; builds the model and data, then only lets hydra compose and print the
-# config (`--cfg job`), which checks every override against verl's config; writes no report.
+# config (`--cfg job`, into a file), which checks every override against verl's config; prints one OK line,
+# writes no report and removes its temporary folder.
 # On a machine without CUDA, vLLM/SGLang, verl or TransferQueue it stops within seconds naming what is missing
 # (examples/verl/preflight.py). The training run is capped at 9 minutes (VERL_CHECK_TIMEOUT seconds), so the
 # whole check ends within 10.
@@ -48,7 +49,18 @@ CMD=(python -m agentgym_credit.integrations.verl.trainer --config-path "$PWD/exa
      actor_rollout_ref.rollout.gpu_memory_utilization=0.4
      "trainer.n_gpus_per_node=$NGPU" "trainer.total_training_steps=$STEPS" trainer.val_before_train=false
      trainer.test_freq=-1 trainer.save_freq=-1 "trainer.default_local_dir=$WORK/ckpt" "$@")
-if [ "${VERL_CHECK_DRY:-0}" = "1" ]; then exec "${CMD[@]}" --cfg job; fi
+if [ "${VERL_CHECK_DRY:-0}" = "1" ]; then  # the composed config goes to a file; one line says how it went
+  rc=0
+  "${CMD[@]}" --cfg job > "$WORK/config.txt" 2>&1 || rc=$?
+  if [ "$rc" -eq 0 ]; then
+    echo "verl_gpu_check dry run: OK, verl composed the config with every override ($(wc -l < "$WORK/config.txt") lines)"
+  else
+    tail -n 40 "$WORK/config.txt" >&2
+    echo "verl_gpu_check dry run: FAILED (exit $rc): verl could not compose the config; its last lines are above" >&2
+  fi
+  if [ -z "${VERL_CHECK_DIR:-}" ]; then rm -rf "$WORK"; fi  # a folder of its own making is removed
+  exit "$rc"
+fi
 LOAD0="$(cut -d' ' -f1-3 /proc/loadavg)"
 START="$(date +%s)"
 set +e
@@ -75,9 +87,9 @@ if step_s:
                   "(step 1 includes vLLM/CUDA graph warm-up)."]
 if rc != "0":
     lines += ["", "The run failed; last lines of the log:", "", "```", *text.splitlines()[-40:], "```"]
-tmp = "benchmarks/verl_gpu.md.tmp"
+tmp = "benchmarks/learning/verl_gpu.md.tmp"
 open(tmp, "w").write("\n".join(lines) + "\n")
-os.replace(tmp, "benchmarks/verl_gpu.md")
+os.replace(tmp, "benchmarks/learning/verl_gpu.md")
 print("\n".join(lines))
 EOF
 exit "$RC"

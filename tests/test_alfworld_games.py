@@ -112,7 +112,7 @@ def test_rooms_span_small_and_large_floor_plans():
 @pytest.mark.skipif(not DEV.is_dir(), reason="needs the dev games in ../shared/data/alfworld/dev")
 def test_generated_rooms_match_the_dev_games_per_room_kind():
     """Objects and receptacles per room kind: generated medians within 25 % of the dev floor plans' (every
-    dev game, solvable or not; in sample: benchmarks/alfworld_rooms.md scores the fit with each floor plan
+    dev game, solvable or not; in sample: benchmarks/envs/alfworld_rooms.md scores the fit with each floor plan
     held out)."""
     gen, dev = _generated_by_room(), _dev_by_room()
     assert set(dev) <= set(gen) == {"kitchen", "livingroom", "bedroom", "bathroom"}

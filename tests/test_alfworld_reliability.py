@@ -47,7 +47,7 @@ def test_rss_flat_over_new_games(tmp_path):
     """A fresh interpreter loads 20 new games to warm up, then 60 more: RSS must stay flat (+< 20 MiB).
 
     The old engine grew ~2.2 MB a game (a library copy per solvability check, textworld's memo);
-    ``benchmarks/reliability.md`` measures 1,000 games.
+    ``benchmarks/faults/reliability.md`` measures 1,000 games.
     """
     code = """
 import os

@@ -1,6 +1,9 @@
 """``bench credit``: the --quick run end to end, and the pieces it is built from."""
 
 import math
+import os
+import shutil
+import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -226,14 +229,55 @@ def test_report_without_matplotlib_is_written_and_plots_are_skipped(tmp_path, mo
     assert "plots skipped" in capsys.readouterr().err
 
 
-def test_quick_and_outside_runs_never_write_the_committed_reports(tmp_path, monkeypatch, capsys):
-    root = Path(C.__file__).resolve().parents[2]
-    assert C.default_out(quick=True, cwd=root) == Path("agc-bench")
-    assert C.default_out(quick=False, cwd=tmp_path) == Path("agc-bench")
-    if (root / "benchmarks").is_dir() and (root / "pyproject.toml").is_file():
-        assert C.default_out(quick=False, cwd=root) == Path("benchmarks")  # README's command 1
-        assert C.main(["--quick", "--out", str(root / "benchmarks"), "--no-progress"]) == 2
-        assert "committed" in capsys.readouterr().err
-    monkeypatch.chdir(tmp_path)
-    args = C.build_parser().parse_args(["--quick"])
-    assert C.config_from_args(args, ["--quick"]).out == Path("agc-bench")
+def _copy_of_the_root(tmp_path: Path) -> Path:
+    """A checkout as a new user has it: the package, pyproject.toml and an (empty) benchmarks/exact/."""
+    src = Path(__file__).resolve().parents[1]
+    root = tmp_path / "clone"
+    shutil.copytree(src / "agentgym_credit", root / "agentgym_credit",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copy(src / "pyproject.toml", root / "pyproject.toml")
+    (root / "benchmarks" / "exact").mkdir(parents=True)
+    return root
+
+
+def _bench_credit(root: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg"}
+    return subprocess.run([sys.executable, "-m", "agentgym_credit.cli", "bench", "credit", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_the_main_job_from_a_copy_of_the_root_writes_where_readme_says_and_quick_never_overwrites(tmp_path):
+    root = _copy_of_the_root(tmp_path)
+    tiny = ["--tasks", "cue", "--policies", "uniform", "--group-sizes", "2", "--seeds", "2", "--trajectories", "8",
+            "--instances", "1", "--no-progress"]
+    out = _bench_credit(root, root, *tiny)  # README's command 1, run from the root of the checkout
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert (root / "benchmarks" / "exact" / "credit_accuracy.md").is_file(), out.stdout[-1000:]
+    assert not (root / "agc-bench").exists()
+    out = _bench_credit(root, root, "--quick", "--out", "benchmarks/exact", *tiny)
+    assert out.returncode == 2 and "committed" in out.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = _bench_credit(root, elsewhere, *tiny)  # any other folder: ./agc-bench/
+    assert out.returncode == 0 and (elsewhere / "agc-bench" / "credit_accuracy.md").is_file(), out.stderr[-2000:]
+
+
+def test_the_plots_and_the_summary_show_every_estimator_readme_ranks_graph_included(tmp_path, monkeypatch):
+    import io
+
+    import agentgym_credit.plotting as P
+
+    cfg = C.CreditBenchConfig(tasks=("cue",), policies=("uniform",), group_sizes=(2, 4), seeds=2, trajectories=8,
+                              instances=1, history_depth=1, out=tmp_path, progress=False)
+    res = C.run_benchmark(cfg)
+    drawn: dict[str, dict] = {}
+    monkeypatch.setattr(P, "plot_dots", lambda path, panels, *a, **k: drawn.setdefault(Path(path).name, panels))
+    C._draw_plots(cfg, {(r["task"], r["policy"], r["N"], r["signal"]): r for r in C.summarize(res.runs)}, tmp_path)
+    panel = drawn["credit_accuracy_pearson.png"]["cue / uniform"]
+    assert {"grpo", "gigpo[state]", "hgpo", "graph"} <= set(panel) and set(panel["graph"]) == {"N=2", "N=4"}
+    assert "td0(true V)" not in panel  # the r = 1 reference no longer squashes the estimators
+    out = io.StringIO()
+    C.print_summary(cfg, res, file=out)
+    header = out.getvalue().splitlines()[1]
+    assert [c.strip() for c in header.strip("|").split("|")][:4] == ["task", "N", "grpo", "gigpo[state]"]
+    assert " graph " in header and " hgpo " in header, header

@@ -48,3 +48,16 @@ def test_machine_lines_names_command_and_cpu(tmp_path):
     assert R.read_command(tmp_path / "r.md") == "agentgym-credit bench credit --quick"
     assert R.read_command(tmp_path / "missing.md") is None
     assert list(R.progress(range(3), enable=False)) == [0, 1, 2]
+
+
+def test_progress_without_tqdm_prints_a_line_at_the_start_every_interval_and_the_end(monkeypatch, capsys):
+    import sys
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # `from tqdm.auto import tqdm` now raises ImportError
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    ticks = iter(range(0, 1000, 4))  # a fake clock: 4 s per item, so the 10 s interval passes every 3rd item
+    out = list(R.progress(range(7), total=7, desc="bench credit", every_s=10, clock=lambda: next(ticks)))
+    assert out == list(range(7))
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "bench credit: 0/7" and lines[-1].startswith("bench credit: done, 7/7")
+    assert lines[1:-1] == ["bench credit: 3/7 (12 s)", "bench credit: 6/7 (24 s)"]
+    assert list(R.progress(range(3), enable=False)) == [0, 1, 2] and capsys.readouterr().err == ""

@@ -199,7 +199,7 @@ def test_quick_never_writes_over_the_committed_report_by_default():
     from pathlib import Path
 
     assert T.config_from_args(["--quick"])[0].out == Path("agc-bench")
-    assert T.config_from_args([])[0].out == Path("benchmarks")
+    assert T.config_from_args([])[0].out == Path("benchmarks/learning")
     cfg = T.config_from_args(["--quick", "--out", "x", "--lrs", "3", "--seeds", "4"])[0]
     assert cfg.out == Path("x") and cfg.lrs == (3.0,) and cfg.seeds == 4 and cfg.quick
 

@@ -120,6 +120,12 @@ def test_bench_unknown_or_missing_is_a_clear_error(monkeypatch, capsys):
     assert "alfworld_speed" in capsys.readouterr().err
 
 
+def test_bench_without_a_name_asks_for_the_name_only(capsys):
+    assert main(["bench"]) == 2
+    err = capsys.readouterr().err
+    assert "bench NAME [ARGS ...]" in err and "credit" in err and "required: name, args" not in err
+
+
 def test_no_command_prints_help():
     rc, out = run([])
     assert rc == 0 and "play" in out and "bench" in out

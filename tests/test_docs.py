@@ -79,6 +79,13 @@ def test_readme_is_a_short_front_door():
 def test_every_benchmark_report_is_listed_in_the_benchmarks_guide():
     guide = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
     side = (".predictions.md", ".checked.md", ".findings.md", ".split.md")
-    reports = [p.name for p in (ROOT / "benchmarks").glob("*.md") if not p.name.endswith(side)]
+    reports = [p.relative_to(ROOT / "benchmarks").as_posix() for p in (ROOT / "benchmarks").rglob("*.md")
+               if not p.name.endswith(side)]
     missing = sorted(r for r in reports if f"benchmarks/{r}" not in guide)
     assert not missing, f"docs/benchmarks.md does not list {missing}"
+
+
+def test_benchmark_reports_live_in_the_rooms_of_the_lab():
+    rooms = {"exact", "montecarlo", "learning", "stats", "speed", "faults", "envs"}
+    stray = sorted(p.name for p in (ROOT / "benchmarks").iterdir() if not (p.is_dir() and p.name in rooms))
+    assert not stray, f"benchmarks/ holds only the room folders {sorted(rooms)}; move {stray} into one"

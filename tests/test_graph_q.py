@@ -101,7 +101,7 @@ def test_bad_input():
 
 @pytest.mark.slow
 def test_graph_obs_split_collapses_along_its_own_training_and_the_events_default_does_not():
-    """The measured defect (benchmarks/training.md, run with the earlier obs_key default loops='split'): trained
+    """The measured defect (benchmarks/learning/training.md, run with the earlier obs_key default loops='split'): trained
     by graph[obs] on AliasedGrid the policy sticks near 0.3 success and its own credit's gradient cosine vs the
     exact A^pi falls well below 0.3. The split counter merges "looped at the rack" (took the key) with "looped
     at the door" (tried the locked door). The default loops='events' keeps WHERE the trajectory looped, so
@@ -122,7 +122,7 @@ def test_graph_obs_split_collapses_along_its_own_training_and_the_events_default
 
 @pytest.mark.slow
 def test_graph_obs_learns_the_aliased_grid_with_events_where_split_does_not():
-    """The measured defect in learning (benchmarks/training.md, 10 seeds, loops='split' then the obs_key
+    """The measured defect in learning (benchmarks/learning/training.md, 10 seeds, loops='split' then the obs_key
     default): exact success ends at 0.27 (0 of 10 seeds reach 80%). With the events default it ends near 1, as
     graph_q (lam 'auto' = 1 on obs_key) does. Three seeds at lr 16."""
     from agentgym_credit.bench.learning import train as T

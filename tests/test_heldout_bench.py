@@ -14,7 +14,7 @@ from agentgym_credit.bench.exact import heldout as H
 def test_the_split_is_disjoint_and_matches_the_committed_split_file():
     assert not set(H.TUNING) & set(H.HELD_OUT)
     assert set(H.TUNING) >= {"grid", "aliased", "cue", "household", "graded"}
-    text = (H.Path(__file__).resolve().parents[1] / "benchmarks" / "credit_heldout.split.md").read_text()
+    text = (H.Path(__file__).resolve().parents[1] / "benchmarks" / "exact" / "credit_heldout.split.md").read_text()
     tuning_part, held_part = text.split("## Held-out families")
     for name, spec in H.TUNING.items():
         assert f"| {name} | `{spec.env_id}`" in tuning_part
@@ -93,14 +93,14 @@ def test_unknown_family_for_a_split_is_refused():
 
 
 def test_graphs_defaults_are_the_ones_the_tuning_report_chose():
-    """The defaults of ``graph`` are the tuning run's choice (benchmarks/credit_tuning.md), not the values
+    """The defaults of ``graph`` are the tuning run's choice (benchmarks/exact/credit_tuning.md), not the values
     it was built with (shrink 1 had a worst tuning-cell regret of 0.34 against 0.22 for the choice)."""
     import inspect
     import re
 
     from agentgym_credit.credit.graph import auto_loops, graph
 
-    text = (H.Path(__file__).resolve().parents[1] / "benchmarks" / "credit_tuning.md").read_text()
+    text = (H.Path(__file__).resolve().parents[1] / "benchmarks" / "exact" / "credit_tuning.md").read_text()
     m = re.search(r"Chosen: `shrink=([0-9.]+|auto)`, `lam=([0-9.]+)`, obs_key `loops='(\w+)'`", text)
     assert m, "the tuning report states its choice"
     params = inspect.signature(graph).parameters

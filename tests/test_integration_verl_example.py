@@ -1,7 +1,7 @@
 """examples/verl: the GiGPO/ALFWorld config composes against verl 0.9.1's own ``ppo_trainer`` config, every
 key it sets exists there (a typo would be merged silently by Hydra), it selects our estimator, agent loop
 and trainer mode; the dataset rows survive Parquet and drive the agent loop's settings. The GPU run
-itself is not done here (no CUDA; see benchmarks/verl_gpu.md)."""
+itself is not done here (no CUDA; see benchmarks/learning/verl_gpu.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every series of a plot gets its own colour and marker (issue 30: benchmarks/credit_accuracy_pearson.png drew
+"""Every series of a plot gets its own colour and marker (issue 30: benchmarks/exact/credit_accuracy_pearson.png drew
 11 series with matplotlib's 10-colour cycle, so grpo and gae(true V) shared a colour)."""
 
 from __future__ import annotations
@@ -68,11 +68,23 @@ def test_bench_credit_replot_redraws_a_runs_plots_from_its_csv(tmp_path, monkeyp
 
     from agentgym_credit.cli import main
 
-    csv = Path(__file__).resolve().parents[1] / "benchmarks" / "credit_accuracy.csv"
+    csv = Path(__file__).resolve().parents[1] / "benchmarks" / "exact" / "credit_accuracy.csv"
     shutil.copy(csv, tmp_path / "credit_accuracy.csv")
     figs = _saved_figures(monkeypatch)
     assert main(["bench", "credit", "--replot", str(tmp_path / "credit_accuracy.csv")]) == 0
     assert (tmp_path / "credit_accuracy_pearson.png").exists() and (tmp_path / "credit_accuracy_sign_acc.png").exists()
-    colours = {c.lines[0].get_color() for c in figs[0].axes[0].containers}
-    assert len(colours) == len(figs[0].axes[0].containers) >= 11
+    ax = figs[0].axes[0]  # a dot plot: a row per estimator README ranks, a colour per group size N
+    assert {"grpo", "gigpo[state]", "hgpo", "graph", "graphgpo"} <= {t.get_text() for t in ax.get_yticklabels()}
+    assert len({c.lines[0].get_color() for c in ax.containers}) == 4
     assert main(["bench", "credit", "--replot", str(tmp_path / "missing.csv")]) == 2
+
+
+def test_dot_plot_draws_every_row_and_refuses_nothing(tmp_path):
+    from agentgym_credit.plotting import plot_dots
+
+    panels = {"cue / uniform": {"grpo": {"N=2": (0.2, 0.05), "N=4": (0.25, None)}, "graph": {"N=2": (0.8, 0.1)}},
+              "grid / uniform": {"graph": {"N=4": (0.6, 0.02)}}}
+    path = plot_dots(tmp_path / "d" / "dots.png", panels, "Pearson r", ncols=2, suptitle="t", legend_title="N")
+    assert path.is_file() and path.stat().st_size > 1000
+    with pytest.raises(ValueError, match="nothing to plot"):
+        plot_dots(tmp_path / "e.png", {}, "x")

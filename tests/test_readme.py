@@ -27,22 +27,24 @@ def test_lead_points_keep_the_first_sentence_of_each_finding():
 
 
 def test_update_rewrites_only_the_marked_block_and_fixes_image_links(tmp_path):
-    (tmp_path / "credit_accuracy.md").write_text("# R\n\n## Findings\n\n- a\n\n![p](p.png)\n\n## Other\n\nx\n")
-    (tmp_path / "training.md").write_text(
+    for room in ("exact", "learning"):
+        (tmp_path / room).mkdir()
+    (tmp_path / "exact" / "credit_accuracy.md").write_text("# R\n\n## Findings\n\n- a\n\n![p](p.png)\n\n## Other\n\nx\n")
+    (tmp_path / "learning" / "training.md").write_text(
         "# T\n\n## Setup\n\ns\n\n## Findings\n\n- f\n\n## Steps to target and final success\n\n| a |\n")
-    (tmp_path / "training_graph_obs.md").write_text("# O\n\n## Summary\n\n- obs run\n\n## Findings\n\n- g\n")
+    (tmp_path / "learning" / "training_graph_obs.md").write_text("# O\n\n## Summary\n\n- obs run\n\n## Findings\n\n- g\n")
     readme = ("intro\n<!-- generated:credit_accuracy -->\nold\n<!-- /generated:credit_accuracy -->\nmid\n"
               "<!-- generated:training -->\n<!-- /generated:training -->\n"
               "<!-- generated:training_graph_obs -->\n<!-- /generated:training_graph_obs -->\nend\n")
     out = update(readme, tmp_path)
     assert out.startswith("intro\n") and "\nmid\n" in out and out.endswith("end\n")
-    assert "old" not in out and "- a" in out and "x" not in out.split("mid")[0]
+    assert "old" not in out and "- a" in out and "\nx\n" not in out.split("mid")[0]
     assert "- f" in out and "| a |" not in out and "\ns\n" not in out  # a summary: tables stay in the report
-    assert "(benchmarks/training.md)" in out and "- obs run" in out
+    assert "(benchmarks/learning/training.md)" in out and "- obs run" in out
     assert update(out, tmp_path) == out  # idempotent
-    (tmp_path / "training.md").write_text("# T\n\n## Summary\n\nShort. ![p](p.png)\n\n## Findings\n\n- f\n")
+    (tmp_path / "learning" / "training.md").write_text("# T\n\n## Summary\n\nShort. ![p](p.png)\n\n## Findings\n\n- f\n")
     out = update(readme, tmp_path)
-    assert "Short. ![p](benchmarks/p.png)" in out and "- f" not in out.split("mid")[1]
+    assert "Short. ![p](benchmarks/learning/p.png)" in out and "- f" not in out.split("mid")[1]
     with pytest.raises(KeyError, match="no section"):
         extract_sections("## Findings\n", ["Nope"])
     with pytest.raises(KeyError, match="block"):

@@ -45,10 +45,10 @@ Choices, all options:
   uniform policy, 100 groups of 8, gamma .95, shrink 0; ``tests/test_graph_estimators.py``), "take
   key" without the key: sign agreement with the true A^pi 0.01 (none) / 0.34 (mc) / 0.59 (split)
   / 0.76 (events), all-row Pearson 0.65 / 0.51 / 0.66 / 0.72 (state_key: 0.85, 0.74). In training
-  (``benchmarks/training_graph_obs.md``) the counter collapses on AliasedGrid (it merges "took the
+  (``benchmarks/learning/training_graph_obs.md``) the counter collapses on AliasedGrid (it merges "took the
   key" with "tried the locked door") and the events do not. The price: where self-loops are real
   no-ops (slips into walls, a repeated ``look``), events split nodes for nothing and thin the graph
-  (``benchmarks/graph_credit.md``: -0.05 to -0.15 Pearson vs ``"none"`` on GradedGrid and Household
+  (``benchmarks/exact/graph_credit.md``: -0.05 to -0.15 Pearson vs ``"none"`` on GradedGrid and Household
   at fixed policies).
 - **Hidden state that is not a self-loop** (``alias``). On an agent-visible key a change the text does
   not show ("take mug" at one receptacle, then every other receptacle looks the same with or without
@@ -62,13 +62,13 @@ Choices, all options:
   row that does, in the values (one more solve, no back-off) and in the advantage. Where no edge is cut
   it is plain TD; ``alias_z=0`` cuts every edge whose mean differs at all (close to GiGPO's step term on
   the graph's targets). Chosen on the tuning families of ``bench train`` (AliasedGrid, household-small
-  without the carried line; ``benchmarks/training_graph_obs.md``).
+  without the carried line; ``benchmarks/learning/training_graph_obs.md``).
 - **Thin graphs.** ``shrink=k > 0`` (default 0.5; 0 = the plain certainty-equivalence values)
   replaces V-hat(u) by (n_u V-hat(u) + k b) / (n_u + k), n_u the rows at u, b the scope's mean
   discounted step return: nodes seen once pull toward the group baseline instead of giving TD 0
   (the default 0.5 has the smallest worst-cell regret of shrink 0/0.25/0.5/1/2 x lam 0/0.5 on the 63
-  tuning cells of ``benchmarks/credit_tuning.md``: 1 swamps a small A^pi under a near-optimal policy,
-  0 leaves thin nodes at TD 0; judged on held-out families in ``benchmarks/graph_credit.md``).
+  tuning cells of ``benchmarks/exact/credit_tuning.md``: 1 swamps a small A^pi under a near-optimal policy,
+  0 leaves thin nodes at TD 0; judged on held-out families in ``benchmarks/exact/graph_credit.md``).
   ``shrink="auto"``: an empirical-Bayes weight per node from the scope's own rows, s^2 / (s^2 + n_u tau^2)
   (s^2 the pooled within-node variance of the one-step targets, tau^2 the between-node spread of V-hat
   about b), its pull clipped to the node's standard error s / sqrt(n_u), so it vanishes on well-visited
@@ -81,7 +81,7 @@ except where it revisits nodes; with shrinkage its values lean toward its own me
 rewards are refused by :class:`StepArrays`. Cost: node coding in an open hash table (linear), a
 handful of segmented scans, and one dense solve per scope of size = nodes met at least twice
 (batched); a back-off solves two graphs, ``alias="fallback"`` one more where it cuts an edge
-(``benchmarks/credit_speed.md``).
+(``benchmarks/speed/credit_speed.md``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 r + gamma V-hat(s') - V-hat(s). On agent-visible keys under aliasing an ``obs_key`` node merges true
 states whose values differ, so V-hat(s') is the *visit mixture* of the next node, not the value of
 the state this trajectory is in (with ``graph``'s earlier obs_key default, a loop counter, training on
-AliasedGrid collapsed: ``benchmarks/training.md``).
+AliasedGrid collapsed: ``benchmarks/learning/training.md``).
 
 ``graph_q`` keeps the graph only for the return target and takes the baseline from the rows that
 share the node, as GiGPO does:
@@ -21,7 +21,7 @@ the sampled action, compared with the other actions sampled at the same node.
 ``lam="auto"`` (default): 0.5 on ``key="state_key"`` (a true state is Markov: bootstrapping on
 V-hat is sound and cuts variance) and 1.0 on every other key (an observation, or a history whose
 source this function cannot know, may alias: bootstrapping through it carries the mixture into the
-target; ``benchmarks/training_graph_obs.md`` compares lam 1 with lam 0.5 on obs_key in training).
+target; ``benchmarks/learning/training_graph_obs.md`` compares lam 1 with lam 0.5 on obs_key in training).
 ``prior`` (default 1)
 pulls a node met once toward the graph value (A = (G - V-hat) / 2 with prior 1) instead of 0.
 ``episode=w`` adds w times GRPO's episode advantage.

@@ -55,6 +55,7 @@ A^E + omega * A^H with A^E from :func:`agentgym_credit.credit.episode.episode_ad
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,6 +65,7 @@ from agentgym_credit.credit.episode import BASELINES, episode_advantage
 from agentgym_credit.credit.grouping import NORMS, STDS, group_mean_std, pair_groups
 from agentgym_credit.credit.returns import step_returns
 from agentgym_credit.credit.steps import StepArrays
+from agentgym_credit.errors import NoHistoryWarning
 from agentgym_credit.keys import MISSING
 
 WEIGHTS = ("paper", "reference")
@@ -124,6 +126,11 @@ def _common(steps, gamma, norm, std, eps, depth, invalid_penalty, propagate_pena
     eps = checks.positive("eps", eps, allow_zero=True)
     invalid_penalty = checks.finite("invalid_penalty", invalid_penalty)
     levels = steps.num_levels
+    if levels == 1:
+        warnings.warn(NoHistoryWarning(
+            "hgpo: the step arrays have one history level (no history_keys), so the hierarchy has one level and "
+            "HGPO's step term is GiGPO's; pass history_keys (e.g. from the HistoryFingerprint wrapper's "
+            "info['history_keys']) for HGPO proper"), stacklevel=4)
     if depth is not None:
         if not 0 <= int(depth) < levels:
             raise ValueError(f"depth must lie in 0..{levels - 1} (history_keys has {levels} levels); got {depth}")

@@ -19,6 +19,7 @@ checks the option names, calls it and returns float32. :func:`register` adds a u
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -36,6 +37,7 @@ from agentgym_credit.credit.presets import hgpo_official
 from agentgym_credit.credit.steps import StepArrays
 from agentgym_credit.credit.tree import tree
 from agentgym_credit.credit.verl_agent import verl_agent_gigpo
+from agentgym_credit.errors import NoRewardVarianceWarning
 
 Estimator = Callable[..., np.ndarray]
 
@@ -98,7 +100,44 @@ def advantages(name: str, steps: StepArrays, **options) -> np.ndarray:
         if unknown:
             known = ", ".join(estimator_options(name))
             raise TypeError(f"estimator {name!r} has no option {', '.join(unknown)}; its options: {known}")
+    warn_if_no_reward_signal(steps)
     return np.asarray(fn(steps, **options), dtype=np.float32)
+
+
+def no_reward_signal(steps: StepArrays) -> bool:
+    """True when no group has any reward signal: in every group all rewards are equal and all rollouts have the
+    same return (e.g. a random policy that never wins), so every estimator's advantages are exact zeros."""
+    if np.asarray(steps.group_id).size == 0:
+        return False
+    r = np.asarray(steps.reward, dtype=np.float64)
+    _, gi = np.unique(np.asarray(steps.group_id), return_inverse=True)
+    if np.any(_spread(gi, r) > 0):
+        return False
+    _, ti = np.unique(np.stack([np.asarray(steps.group_id), np.asarray(steps.traj_id)]), axis=1,
+                      return_inverse=True)
+    ti = ti.ravel()
+    returns = np.bincount(ti, weights=r)
+    group_of = np.zeros(returns.size, dtype=np.int64)
+    group_of[ti] = gi
+    return not np.any(_spread(group_of, returns) > 0)
+
+
+def _spread(index: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """max - min of ``values`` per ``index``."""
+    lo = np.full(index.max() + 1, np.inf)
+    hi = np.full(index.max() + 1, -np.inf)
+    np.minimum.at(lo, index, values)
+    np.maximum.at(hi, index, values)
+    return hi - lo
+
+
+def warn_if_no_reward_signal(steps: StepArrays) -> None:
+    """Warn (:class:`~agentgym_credit.errors.NoRewardVarianceWarning`) when :func:`no_reward_signal`."""
+    if no_reward_signal(steps):
+        warnings.warn(NoRewardVarianceWarning(
+            f"no reward signal in any of the batch's {len(np.unique(steps.group_id))} groups (every rollout of a "
+            "group has the same rewards and return, e.g. a policy that never wins): every advantage is exactly 0 "
+            "and the update does nothing; use a policy or task where some rollouts succeed"), stacklevel=3)
 
 
 def register(name: str, fn: Estimator, *, overwrite: bool = False) -> None:

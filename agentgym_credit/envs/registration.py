@@ -13,6 +13,7 @@ itself takes its lock first, and every thread waits on that one lock.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,9 +121,23 @@ ENVS: tuple[EnvSpecEntry, ...] = (
 )
 
 
+def _without_namespace(bare: str, full: str, **_kwargs: Any) -> gym.Env:
+    from agentgym_credit.errors import EnvIdWithoutNamespace
+
+    raise EnvIdWithoutNamespace(bare, full)
+
+
 def register_all() -> None:
-    """Register every ``credit/*`` id with gymnasium (idempotent)."""
+    """Register every ``credit/*`` id with gymnasium (idempotent), and each bare id (``GridWorld-v0``) that no
+    other package registered as an entry that raises :class:`~agentgym_credit.errors.EnvIdWithoutNamespace`
+    naming the full id (gymnasium's own error would only say the bare id does not exist); a name another
+    package uses in any version (gymnasium's ``Taxi``) is left alone."""
+    taken = {(s.namespace, s.name) for s in gym.registry.values()}
     for e in ENVS:
+        bare = e.id.split("/", 1)[1]
+        if (None, bare.rsplit("-v", 1)[0]) not in taken:  # another version of gymnasium's Taxi stays gymnasium's
+            gym.register(id=bare, entry_point=functools.partial(_without_namespace, bare, e.id),
+                         disable_env_checker=True)
         if e.id in gym.registry:
             continue
         gym.register(

@@ -5,7 +5,7 @@ loop uses (:func:`agentgym_credit.integrations.verl.env_pool.env_handle`) from `
 once, each: reset (a generated game, one seed per trajectory), then ``--steps`` random admissible actions. No
 LLM: it measures what the env side of a worker can deliver. Writes a markdown table::
 
-    nice python examples/verl/bench_env_pool.py --out benchmarks/verl_env_pool.md
+    nice python examples/verl/bench_env_pool.py --out benchmarks/speed/verl_env_pool.md
 """
 
 from __future__ import annotations

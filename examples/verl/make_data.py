@@ -59,6 +59,8 @@ def main() -> None:
     p.add_argument("--env-workers", type=int, default=4, help="env processes per agent-loop worker")
     a = p.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
+    print(f"make_data: {a.train_groups} train and {a.val_groups + a.val_dev_groups} validation groups of {a.env}"
+          " ...", file=sys.stderr, flush=True)
     token_rewards = a.token_rewards or ("verl-agent" if a.prompting == "verl-agent" else "episode")
     rules = a.rules or ("verl-agent" if a.prompting == "verl-agent" else "ours")
     if a.env == "webshop":  # verl-agent's WebShop: 15 steps; train and test goals apart

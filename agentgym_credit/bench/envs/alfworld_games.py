@@ -5,7 +5,7 @@ the generator's record for a generated one), :func:`game_stats` (objects, recept
 commands at the start and expert steps of one game) and :func:`main` (``python -m
 agentgym_credit.bench.envs.alfworld_games``), which measures every solvable dev game
 (``../shared/data/alfworld/dev``) and ``--generated`` generated games of each task type, and writes
-``benchmarks/alfworld_games.md``: per room kind and per task type, each measure's median, 10th-90th
+``benchmarks/envs/alfworld_games.md``: per room kind and per task type, each measure's median, 10th-90th
 percentiles and range, generated vs real, the ratio of medians, whether the generated range covers the
 real one, and which real (task type, object, target) combinations the generator can pose. Every
 generated game was won by the expert on the engine before use (that is how
@@ -133,7 +133,7 @@ def _mix(games: list[dict], task_type: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m agentgym_credit.bench.envs.alfworld_games", description=__doc__.split("\n")[0])
     ap.add_argument("--generated", type=int, default=20, help="generated games per task type")
-    ap.add_argument("--out", default="benchmarks/alfworld_games.md")
+    ap.add_argument("--out", default="benchmarks/envs/alfworld_games.md")
     argv = sys.argv[1:] if argv is None else list(argv)  # recorded in the report as run
     args = ap.parse_args(argv)
 

@@ -5,7 +5,7 @@ admissible commands at the start, expert steps where the game is solvable), :fun
 kinds fitted to a set of floor plans by :func:`~agentgym_credit.envs.alfworld.rooms.fit_room_kind`),
 :func:`leave_one_out` (for every floor plan, fit on the other floor plans of its kind, generate games of the
 held-out plan's task types in that room kind, measure them the same way), :func:`verdicts` and :func:`main`
-(``python -m agentgym_credit.bench.envs.alfworld_rooms``, writes ``benchmarks/alfworld_rooms.md``).
+(``python -m agentgym_credit.bench.envs.alfworld_rooms``, writes ``benchmarks/envs/alfworld_rooms.md``).
 
 Why: the room kinds were calibrated on the same dev games they were then compared with (16/16 medians within
 25 % in sample; issue 35 measured 10/16 on held-back floor plans). Here a floor plan is scored only by
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-plan", type=int, default=5, help="generated games per held-out floor plan")
     ap.add_argument("--rules", nargs="+", default=["current", *FIT_RULES],
                     help="fit rules to score ('current' = the generator's ROOMS as they are, not refitted)")
-    ap.add_argument("--out", default="benchmarks/alfworld_rooms.md")
+    ap.add_argument("--out", default="benchmarks/envs/alfworld_rooms.md")
     argv = sys.argv[1:] if argv is None else list(argv)
     args = ap.parse_args(argv)
     bad = [r for r in args.rules if r != "current" and r not in FIT_RULES]

@@ -1,5 +1,5 @@
 """WebShop difficulty benchmark: scripted baselines, random and the expert on the generated catalogs;
-writes ``benchmarks/webshop_difficulty.md`` (and a PNG bar chart when matplotlib is installed).
+writes ``benchmarks/envs/webshop_difficulty.md`` (and a PNG bar chart when matplotlib is installed).
 
 What lives here: the policies (:func:`rule_policy`, :func:`option_script_policy`,
 :func:`random_policy`, the privileged :class:`~agentgym_credit.envs.webshop.expert.ExpertPolicy`),
@@ -353,7 +353,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--goals", type=int, default=500, help="test goals per size (at most 500)")
     ap.add_argument("--seed", type=int, default=0, help="catalog seed (0: the default catalogs)")
     ap.add_argument("--reward-rules", default="v2", choices=["v2", "master"], help="reward rule set")
-    ap.add_argument("--out", type=Path, default=Path("benchmarks/webshop_difficulty.md"), help="report path")
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/envs/webshop_difficulty.md"), help="report path")
     ap.add_argument("--language", type=int, default=5000, help="instructions for the language statistics (0: none)")
     ap.add_argument("--human", type=Path, default=None,
                     help="the original's items_human_ins.json (default: the 191-instruction sample of a source checkout)")

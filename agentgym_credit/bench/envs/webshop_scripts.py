@@ -15,7 +15,7 @@ overlap), and the three policies of the family :data:`SCRIPTS`:
 
 They read what an agent sees (the instruction and the page's elements) and nothing else: no goal
 fields, no catalog. The first version of this module was written and committed before generator v5
-and measured on v4 (``benchmarks/webshop_difficulty.md`` says which rows are which); it is not tuned
+and measured on v4 (``benchmarks/envs/webshop_difficulty.md`` says which rows are which); it is not tuned
 on the generator it measures.
 """
 

@@ -72,7 +72,7 @@ class BranchBenchConfig:
     instances: int = 8
     gamma: float = 0.95
     width: int = 2
-    out: Path = field(default_factory=lambda: Path("benchmarks"))
+    out: Path = field(default_factory=lambda: Path("benchmarks/exact"))
     name: str = "branching"
 
     def validate(self) -> None:
@@ -396,7 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--groups", type=int, default=16, help="groups per run (default 16)")
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--instances", type=int, default=8, help="task instances the groups cycle through")
-    p.add_argument("--out", type=Path, default=Path("benchmarks"))
+    p.add_argument("--out", type=Path, default=Path("benchmarks/exact"))
     p.add_argument("--quick", action="store_true", help="2 tasks, 1 policy, 2 seeds, 4 groups (a smoke run)")
     p.add_argument("--no-progress", action="store_true")
     return p

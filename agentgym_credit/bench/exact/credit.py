@@ -16,7 +16,7 @@ For each synthetic task family × behaviour policy × group size N × seed the b
 HGPO runs twice: on the collector's ``history_keys`` (contexts of ``state_key``) and on contexts of
 what the agent SEES (``[obs]`` signals: level k = the last k+1 ``obs_key`` hashes).
 
-Outputs (``--out``; default ``benchmarks/`` for the full run from the repository root, ``./agc-bench/``
+Outputs (``--out``; default ``benchmarks/exact/`` for the full run from the repository root, ``./agc-bench/``
 for ``--quick`` and runs from elsewhere — ``--quick`` never writes over the committed reports):
 ``credit_accuracy.md`` (tables + findings), ``credit_accuracy.csv`` (summary with 95% t-intervals over
 seeds), ``credit_accuracy_runs.csv`` (one row per run and signal), ``credit_accuracy_bias.csv``,
@@ -103,28 +103,33 @@ def _plots(cfg: CreditBenchConfig, S: dict, out: Path) -> list[Path]:
         return []
 
 
+PLOTTED = ("grpo", "gigpo[state]", "gigpo[obs]", "hgpo", "hgpo[obs]", *GRAPH_ESTIMATORS)
+"""The full estimators the plots compare (every one README ranks; the step terms and references are in the tables)."""
+
+
 def _draw_plots(cfg: CreditBenchConfig, S: dict, out: Path) -> list[Path]:
+    """One dot plot per metric: a panel per (family, policy), a row per estimator, a dot with its 95% CI per N."""
+    from agentgym_credit.plotting import plot_dots
+
     paths = []
-    show = ("grpo", *STEP_TERMS, "gigpo[state]", "hgpo", *REFERENCES)
     for metric in ("pearson", "sign_acc"):
-        panels: dict[str, dict[str, R.Line]] = {}
+        panels: dict[str, dict[str, dict[str, tuple[float, float]]]] = {}
         for t in cfg.tasks:
             for p in cfg.policies:
-                lines = {}
-                for sig in show:
-                    rs = [S.get((t, p, n, sig)) for n in cfg.group_sizes]
-                    if all(r is not None for r in rs):
-                        lines[sig] = (list(cfg.group_sizes), [r[metric] for r in rs], [r[f"{metric}_ci"] for r in rs])
-                panels[f"{t} / {p}"] = lines
-        paths.append(R.plot_panels(out / f"{cfg.name}_{metric}.png", panels, "group size N",
-                                   METRIC_TITLES[metric], ncols=len(cfg.policies), logx=True,
-                                   suptitle=f"{METRIC_TITLES[metric]} vs A^π (mean ± 95% CI over {cfg.seeds} seeds)"))
+                panel = {sig: {f"N={n}": (S[(t, p, n, sig)][metric], S[(t, p, n, sig)][f"{metric}_ci"])
+                               for n in cfg.group_sizes if (t, p, n, sig) in S}
+                         for sig in PLOTTED}
+                panels[f"{t} / {p}"] = {sig: dots for sig, dots in panel.items() if dots}
+        paths.append(plot_dots(out / f"{cfg.name}_{metric}.png", panels, METRIC_TITLES[metric],
+                               ncols=len(cfg.policies), legend_title="group size",
+                               suptitle=f"{METRIC_TITLES[metric]} vs A^π per estimator (mean ± 95% CI over "
+                                        f"{cfg.seeds} seeds; the perfect-critic references are in the report)"))
     return paths
 
 
 def replot(csv_path: Path, name: str = "credit_accuracy") -> list[Path]:
     """Redraw the plots of a finished run from its summary CSV (``<name>.csv``), beside it: the same numbers,
-    today's plotting (``bench credit --replot benchmarks/credit_accuracy.csv``)."""
+    today's plotting (``bench credit --replot benchmarks/exact/credit_accuracy.csv``)."""
     rows = R.read_csv(csv_path)
     if not rows:
         raise ValueError(f"{csv_path}: no rows to plot")
@@ -288,9 +293,10 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
 
 
 def print_summary(cfg: CreditBenchConfig, res: BenchResult, file=sys.stdout) -> None:
-    """A short table: mean Pearson r per task and signal at each N (averaged over policies)."""
+    """A short table: mean Pearson r per task and estimator at each N (averaged over policies)."""
     S = summarize(res.runs)
-    sigs = ("grpo", *STEP_TERMS, *REFERENCES)
+    present = {r["signal"] for r in S}
+    sigs = tuple(s for s in (*PLOTTED, *REFERENCES) if s in present)
     rows = []
     for t in cfg.tasks:
         for n in cfg.group_sizes:
@@ -303,30 +309,32 @@ def print_summary(cfg: CreditBenchConfig, res: BenchResult, file=sys.stdout) -> 
     print(R.markdown_table(["task", "N", *sigs], rows), file=file)
 
 
-def _repo_root() -> Path | None:
+def repo_root() -> Path | None:
     """The source checkout this package runs from (it holds pyproject.toml and benchmarks/), if any."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]  # agentgym_credit/bench/exact/credit.py -> the checkout
     return root if (root / "pyproject.toml").is_file() and (root / "benchmarks").is_dir() else None
 
 
-def default_out(quick: bool, cwd: Path | None = None) -> Path:
-    """``benchmarks`` for a full run started at the repository root, ``agc-bench`` otherwise.
+def default_out(quick: bool, cwd: Path | None = None, room: str = "exact") -> Path:
+    """``benchmarks/<room>`` for a full run started at the repository root, ``agc-bench`` otherwise.
 
     The committed reports in ``benchmarks/`` are written only by the full run (README's command);
     ``--quick`` runs and runs from any other folder write to ``./agc-bench/``.
     """
     cwd = Path.cwd() if cwd is None else Path(cwd)
-    root = _repo_root()
+    root = repo_root()
     if not quick and root is not None and cwd.resolve() == root:
-        return Path("benchmarks")
+        return Path("benchmarks") / room
     return Path("agc-bench")
 
 
 def check_out(cfg: CreditBenchConfig) -> None:
-    """Refuse to write a ``--quick`` report over the committed ``benchmarks/`` of the repository."""
-    root = _repo_root()
-    if cfg.quick and root is not None and Path(cfg.out).resolve() == (root / "benchmarks").resolve():
-        raise ValueError(f"--quick would overwrite the committed full reports in {root / 'benchmarks'}; "
+    """Refuse to write a ``--quick`` report anywhere inside the committed ``benchmarks/`` of the repository."""
+    root = repo_root()
+    committed = (root / "benchmarks").resolve() if root is not None else None
+    out = Path(cfg.out).resolve()
+    if cfg.quick and committed is not None and (out == committed or committed in out.parents):
+        raise ValueError(f"--quick would overwrite the committed full reports in {out}; "
                          "use another --out (default ./agc-bench/)")
 
 
@@ -343,7 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, default=None, help="HGPO history depth K (default 3)")
     p.add_argument("--threshold", type=float, default=None, help="decisive |A^π| threshold (default 0.05)")
     p.add_argument("--out", type=Path, default=None,
-                   help="output folder (default: benchmarks/ for a full run from the repository root, "
+                   help="output folder (default: benchmarks/exact/ for a full run from the repository root, "
                         "./agc-bench/ for --quick or anywhere else)")
     p.add_argument("--name", default="credit_accuracy", help="file name stem of the outputs")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -1,10 +1,10 @@
 """Graph credit against the exact A^π: ``graph`` (and its options) vs GraphGPO, GAGPO, GiGPO, HGPO, GRPO.
 
 Three modes (``--split``): ``heldout`` (the default) runs :mod:`.heldout` on the held-out families and
-writes ``benchmarks/graph_credit.md`` (the headline numbers: families defaults were never chosen on);
-``tuning`` runs the default candidates on the tuning families (``benchmarks/credit_tuning.md``); both are
-split as ``benchmarks/credit_heldout.split.md`` says. ``signals`` is the per-signal table below on any
-families (``--tasks``, default the five old tuning families; ``benchmarks/graph_credit_signals.md``).
+writes ``benchmarks/exact/graph_credit.md`` (the headline numbers: families defaults were never chosen on);
+``tuning`` runs the default candidates on the tuning families (``benchmarks/exact/credit_tuning.md``); both are
+split as ``benchmarks/exact/credit_heldout.split.md`` says. ``signals`` is the per-signal table below on any
+families (``--tasks``, default the five old tuning families; ``benchmarks/exact/graph_credit_signals.md``).
 
 Run ``python -m agentgym_credit.bench.exact.graph_credit`` (from the repository root). The runs reuse ``bench credit``'s machinery
 (:mod:`.credit_run`: the real collector under a known behaviour policy, the oracle's exact A^π of
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
                         "--from-md, the report is re-rendered from an earlier run's markdown instead of rerun)")
     p.add_argument("--from-md", default=None, help="an earlier report of this benchmark: keep its tables, "
                                                     "replace its findings (no rerun)")
-    p.add_argument("--out", default="benchmarks/graph_credit_signals.md")
+    p.add_argument("--out", default="benchmarks/exact/graph_credit_signals.md")
     a = p.parse_args(argv)
     if a.from_md:
         old = Path(a.from_md).read_text().split("\n## Findings")[0].rstrip()

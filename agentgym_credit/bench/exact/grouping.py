@@ -19,7 +19,7 @@ the same rows and scores GiGPO's step term A^S on each against the oracle's A^π
 
 Perturbation does not change the rollouts (the policy acts on the true state with its own seeded
 generator), only the texts: the ``state_key`` and oracle rows are the same with and without it.
-Outputs (``--out``; default ``benchmarks/`` for the full run from the repository root, else
+Outputs (``--out``; default ``benchmarks/exact/`` for the full run from the repository root, else
 ``./agc-bench/``): ``grouping.md`` (tables, predictions and their verdicts), ``grouping.csv``
 (summary), ``grouping_runs.csv`` (one row per run and anchor), ``grouping_pearson.png``.
 
@@ -498,7 +498,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--anchors", nargs="+", default=None, choices=list(ANCHORS), help="anchors to compare")
     p.add_argument("--group-sizes", nargs="+", type=int, default=None, help="N values (default 2 4 8 16)")
     p.add_argument("--out", type=Path, default=None,
-                   help="output folder (default: benchmarks/ for a full run from the repository root, else ./agc-bench/)")
+                   help="output folder (default: benchmarks/exact/ for a full run from the repository root, else ./agc-bench/)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 

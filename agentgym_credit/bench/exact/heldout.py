@@ -1,7 +1,7 @@
 """Tuning and held-out task families of ``bench graph_credit``, the defaults chosen on tuning cells only,
 and the held-out judgement (issue 29).
 
-The split is written in ``benchmarks/credit_heldout.split.md`` (committed before any run); the constants
+The split is written in ``benchmarks/exact/credit_heldout.split.md`` (committed before any run); the constants
 here are that file's lists. What lives here:
 
 - :data:`TUNING`, :data:`HELD_OUT` (name -> :class:`~agentgym_credit.bench.exact.credit_run.TaskSpec`),
@@ -76,13 +76,13 @@ HELD_OUT: dict[str, TaskSpec] = {
         TaskSpec("lever", "credit/LeverRoom-v0", "lever pulled elsewhere, a trapdoor moves you, never shown"),
     )
 }
-"""Families where defaults are judged, never chosen (``benchmarks/credit_heldout.split.md``)."""
+"""Families where defaults are judged, never chosen (``benchmarks/exact/credit_heldout.split.md``)."""
 
 FAMILIES: dict[str, TaskSpec] = {**TUNING, **HELD_OUT}
 
 TUNING_POLICIES = ("uniform", "softQ*(T=0.3)", "softQ*(T=0.03)")
 """Behaviour policies of tuning cells: the near-optimal one was added after the first tuning run and before
-any held-out run (``benchmarks/credit_heldout.split.md``, addendum)."""
+any held-out run (``benchmarks/exact/credit_heldout.split.md``, addendum)."""
 HELD_OUT_POLICIES = ("uniform", "softQ*(T=0.3)")
 
 Signal = Callable[..., np.ndarray]
@@ -109,7 +109,7 @@ never chosen here)."""
 
 SHRINKS: tuple[float | str, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, "auto")
 """``"auto"`` (credit/graph_shrink.py) appended after the second tuning run, before any held-out run of it
-(``benchmarks/credit_heldout.split.md``, second addendum)."""
+(``benchmarks/exact/credit_heldout.split.md``, second addendum)."""
 LAMS = (0.0, 0.5)
 LOOPS = ("events", "none", "split", "mc")
 
@@ -326,7 +326,7 @@ def tuning_report(res: dict, a, header: list[str]) -> str:
     choice, table = choose_defaults(res, cells)
     old = next(r for r in table if (r[0], r[1], r[2]) == (1.0, 0.0, "events"))
     lines = list(header) + [
-        "## The choice (tuning cells only; rule in `benchmarks/credit_heldout.split.md`)", "",
+        "## The choice (tuning cells only; rule in `benchmarks/exact/credit_heldout.split.md`)", "",
         f"Chosen: `shrink={_fmt(choice['shrink'])}`, `lam={choice['lam']:g}`, obs_key `loops={choice['loops']!r}`: worst "
         f"regret {choice['worst_regret']:.3f} over {2 * len(cells)} (key, cell) pairs, mean Pearson {choice['mean']:.3f}. "
         f"The pre-issue defaults (shrink 1, lam 0, events): worst regret {old[3]:.3f} ({old[4]}), mean {old[5]:.3f}.", "",
@@ -406,8 +406,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--from-csv", default=None, help="re-render from an earlier run's saved rows (no rerun)")
     p.add_argument("--from-md", default=None, help="an earlier report of this benchmark: keep its text, replace "
                                                     "its findings with --findings (no rerun)")
-    p.add_argument("--out", default=None, help="default: benchmarks/graph_credit.md (held-out) or "
-                                                "benchmarks/credit_tuning.md (tuning)")
+    p.add_argument("--out", default=None, help="default: benchmarks/exact/graph_credit.md (held-out) or "
+                                                "benchmarks/exact/credit_tuning.md (tuning)")
     a = p.parse_args(argv)
     if a.from_md:
         old = Path(a.from_md).read_text().split("\n## Findings")[0].rstrip()
@@ -423,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = [f for f in a.families if f not in split]
     if bad:
         p.error(f"not {a.split} families: {bad}; choose from {list(split)}")
-    out = Path(a.out or ("benchmarks/graph_credit.md" if a.split == "heldout" else "benchmarks/credit_tuning.md"))
+    out = Path(a.out or ("benchmarks/exact/graph_credit.md" if a.split == "heldout" else "benchmarks/exact/credit_tuning.md"))
     a.out = str(out)
     csv_path = out.with_suffix(".csv")
     cmd = "python -m agentgym_credit.bench.exact.heldout " + " ".join(shlex.quote(x) for x in (argv or sys.argv[1:]))

@@ -1,1 +1,1 @@
-"""Fault benchmarks: killed writes, killed workers, damaged and planted cache files (``benchmarks/reliability.md``)."""
+"""Fault benchmarks: killed writes, killed workers, damaged and planted cache files (``benchmarks/faults/reliability.md``)."""

@@ -5,7 +5,7 @@ the deterministic hash policy of :mod:`~agentgym_credit.bench.faults.reliability
 each with ``kills`` worker processes SIGKILLed while branch trajectories play (at a branch step drawn from the
 collect's seed), compared with the same collect on the sync backend without kills; and :func:`main`
 (``python -m agentgym_credit.bench.faults.branch_faults``), which writes the ``branch-kills`` section of
-``benchmarks/reliability.md``. Goal (issue 34): identical in >= 28 of 28 collects, 0 failed trajectories.
+``benchmarks/faults/reliability.md``. Goal (issue 34): identical in >= 28 of 28 collects, 0 failed trajectories.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--collects", type=int, default=28)
     ap.add_argument("--kills", type=int, default=2)
-    ap.add_argument("--out", default="benchmarks/reliability.md")
+    ap.add_argument("--out", default="benchmarks/faults/reliability.md")
     args = ap.parse_args(argv)
     load0 = os.getloadavg()[0]
     res = branched_kills(args.collects, args.kills)

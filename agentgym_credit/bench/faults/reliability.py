@@ -2,7 +2,7 @@
 
 What lives here: :func:`main` (``agentgym-credit bench reliability`` or
 ``python -m agentgym_credit.bench.faults.reliability``), which measures, in one run, and writes each part as its
-own section of ``benchmarks/reliability.md`` (:func:`~agentgym_credit.bench.stats.report.write_section`; other
+own section of ``benchmarks/faults/reliability.md`` (:func:`~agentgym_credit.bench.stats.report.write_section`; other
 sections, such as the ALFWorld memory one, are kept):
 
 - :func:`killed_overwrites` — a process loops ``RolloutBatch.save`` over a good file and is SIGKILLed at
@@ -40,7 +40,7 @@ from agentgym_credit.bench.stats.report import machine_lines, markdown_table, pr
 from agentgym_credit.keys import stable_hash
 
 PREAMBLE = "# Reliability\n\nOne section per area; each is written by its own benchmark.\n"
-"""Head of a new ``benchmarks/reliability.md`` (the same text as the ALFWorld memory benchmark's)."""
+"""Head of a new ``benchmarks/faults/reliability.md`` (the same text as the ALFWorld memory benchmark's)."""
 
 PREDICTIONS = {
     "overwrites": "now: 0 destroyed of 20 killed overwrites, a leftover temporary file for most kills "
@@ -367,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--kinds", default="all", help="comma-separated cache fault kinds (default: all)")
     ap.add_argument("--caches", default="alfworld,webshop", help="comma-separated caches to damage")
     ap.add_argument("--parts", default="overwrites,workers,caches", help="comma-separated parts to run")
-    ap.add_argument("--out", default="benchmarks/reliability.md", help="report file (sections replaced)")
+    ap.add_argument("--out", default="benchmarks/faults/reliability.md", help="report file (sections replaced)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bars")
     argv = list(argv) if argv is not None else sys.argv[1:]
     args = ap.parse_args(argv)

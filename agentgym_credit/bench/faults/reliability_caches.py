@@ -13,7 +13,7 @@ What lives here:
   the clean run's, warnings, the entry afterwards (rebuilt good entry or not), a file outside the cache
   that a symlink points to (must be untouched), peak RSS and seconds;
 - :func:`bomb_npz` — an index-like npz holding a zip bomb;
-- :func:`cache_section` — the markdown section of ``benchmarks/reliability.md``.
+- :func:`cache_section` — the markdown section of ``benchmarks/faults/reliability.md``.
 """
 
 from __future__ import annotations
@@ -331,7 +331,7 @@ def cache_faults(kinds: Sequence[str] | None = None, caches: Sequence[str] = CAC
 
 
 def cache_section(rows: list[dict[str, Any]], cmd: str, load_line: str, prediction: str) -> str:
-    """The cache section of ``benchmarks/reliability.md``: one row per kind, both caches side by side."""
+    """The cache section of ``benchmarks/faults/reliability.md``: one row per kind, both caches side by side."""
     by = {(r["cache"], r["kind"]): r for r in rows}
     caches = [c for c in CACHES if any(r["cache"] == c for r in rows)]
     kinds = list(dict.fromkeys(r["kind"] for r in rows))

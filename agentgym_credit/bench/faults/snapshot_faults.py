@@ -19,7 +19,7 @@ What lives here:
   extra peak MiB) and whether the env played on;
 - :func:`dynamic_ram_probe` — what the checks cannot catch: random dynamic memory under the story's header;
 - :func:`main` (``python -m agentgym_credit.bench.faults.snapshot_faults``) — writes the ``snapshots``
-  section of ``benchmarks/reliability.md``.
+  section of ``benchmarks/faults/reliability.md``.
 """
 
 from __future__ import annotations
@@ -272,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--challenges", nargs="+", default=["tw-simple", "tw-cooking", "tw-coin_collector"])
     ap.add_argument("--dynamic-ram", type=int, default=12, help="children of the random-dynamic-memory probe")
-    ap.add_argument("--out", default="benchmarks/reliability.md")
+    ap.add_argument("--out", default="benchmarks/faults/reliability.md")
     args = ap.parse_args(argv)
     results: dict[str, Any] = {}
     for ch in args.challenges:

@@ -2,7 +2,7 @@
 
 Each check runs in a fresh interpreter (a hang or an exit is counted, not fatal) and reports what happened
 and how long it took; :func:`main` (``python -m agentgym_credit.bench.faults.trust_faults``) writes the
-``trust`` section of ``benchmarks/reliability.md``. What lives here: :data:`CHECKS` (name -> child script,
+``trust`` section of ``benchmarks/faults/reliability.md``. What lives here: :data:`CHECKS` (name -> child script,
 each printing one ``RESULT <json>`` line), :func:`run_check`, :func:`main`.
 
 - ``alfworld-forged-commands``: an ALFWorld snapshot whose commands were replaced (sealed with the key, its
@@ -231,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agentgym_credit.bench.stats.report import machine_lines, markdown_table, write_section
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default="benchmarks/reliability.md")
+    ap.add_argument("--out", default="benchmarks/faults/reliability.md")
     args = ap.parse_args(argv)
     rows = [run_check(name) for name in CHECKS]
     cmd = "python -m agentgym_credit.bench.faults.trust_faults " + " ".join(argv if argv is not None else sys.argv[1:])

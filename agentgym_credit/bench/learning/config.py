@@ -74,7 +74,7 @@ ESTIMATORS: dict[str, tuple[str, dict[str, Any]]] = {
     "graph_q[obs]+lam.5": ("graph_q", {"key": "obs_key", "lam": 0.5}),
     "graph_q[obs]+events.5": ("graph_q", {"key": "obs_key", "lam": 0.5, "loops": "events"}),
     # graph's obs_key default before loops='events': a loop counter, leaning on the unsplit graph (and the
-    # shrink of that time, 1; the default is 0.5 since benchmarks/credit_tuning.md; no alias fallback, the obs_key
+    # shrink of that time, 1; the default is 0.5 since benchmarks/exact/credit_tuning.md; no alias fallback, the obs_key
     # default since issue 29)
     "graph[obs]+split": ("graph", {"key": "obs_key", "loops": "split", "backoff": 4.0, "shrink": 1.0,
                                    "alias": "none"}),
@@ -121,7 +121,7 @@ class TrainBenchConfig:
     gamma: float = 0.95
     history_depth: int = 3
     fixed_seeds: int = 10
-    out: Path = Path("benchmarks")
+    out: Path = Path("benchmarks/learning")
     name: str = "training"
     progress: bool = True
     command: str = "agentgym-credit bench train"

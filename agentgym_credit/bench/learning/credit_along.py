@@ -7,7 +7,7 @@ and at ``points`` moments of the run every *candidate* is computed on the very s
 with :func:`~agentgym_credit.bench.learning.credit_gradient.credit_snapshot` (Pearson, sign accuracy,
 |A^π|-weighted sign accuracy, gradient cosine). Candidates are ``(label, registered name, options)``.
 
-Used for ``benchmarks/training_graph_obs.md`` (why ``graph`` keyed on ``obs_key`` loses its accuracy as
+Used for ``benchmarks/learning/training_graph_obs.md`` (why ``graph`` keyed on ``obs_key`` loses its accuracy as
 the policy sharpens): ``python -m agentgym_credit.bench.learning.credit_along``.
 """
 

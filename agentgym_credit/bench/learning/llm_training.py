@@ -7,14 +7,14 @@ What lives here:
 - :func:`run_pair`: for one seed, one format warm-up shared by every estimator (the same starting
   weights), then RL iterations per estimator, with the success rate measured on the same fixed
   evaluation groups before and after;
-- :func:`main`: runs the seeds, writes ``benchmarks/llm_training.md`` (machine, exact command,
-  budget, table of before/after success), ``benchmarks/llm_training.csv`` (per-iteration log) and
-  ``benchmarks/llm_training.png`` (curves);
+- :func:`main`: runs the seeds, writes ``benchmarks/learning/llm_training.md`` (machine, exact command,
+  budget, table of before/after success), ``benchmarks/learning/llm_training.csv`` (per-iteration log) and
+  ``benchmarks/learning/llm_training.png`` (curves);
 - :func:`gpu_training`: the GPU check (``--gpu``): 20 iterations of bf16 training (fp32
   master weights, bf16 autocast, static bucketed cache; ``--compile`` adds the compiled decode step) of a
   0.5B-sized model
   (hidden 896, 24 layers, random init, tokenizer trained on the env's text) on ``credit/GridWorld-v0``,
-  writing ``benchmarks/gpu_training.md``: per-iteration success, log-prob gap, entropy, phase times and
+  writing ``benchmarks/learning/gpu_training.md``: per-iteration success, log-prob gap, entropy, phase times and
   tokens/s, peak GPU memory and the number of shape buckets compiled. ``--gpu --device cpu --tiny`` is
   the smoke path the tests run.
 
@@ -208,7 +208,7 @@ def comparison_text(results: list[dict]) -> str:
         lines += ["", f"With {n_seeds} seed(s) no conclusion about which estimator learns better is drawn from this "
                       f"run (at least {MIN_SEEDS_FOR_CONCLUSIONS} are needed). What it shows is that the loop learns on CPU from scratch "
                       "within the stated budget. The estimator comparison with power is `bench train` "
-                      "(`benchmarks/training.md`)."]
+                      "(`benchmarks/learning/training.md`)."]
     return "\n".join(lines)
 
 
@@ -287,18 +287,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", default="0,1")
     p.add_argument("--iterations", type=int, default=60)
     p.add_argument("--eval-groups", type=int, default=32)
-    p.add_argument("--out", default="benchmarks/llm_training.md")
+    p.add_argument("--out", default="benchmarks/learning/llm_training.md")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--gpu", action="store_true", help="the bf16 GPU training check (writes --out, e.g. "
-                   "benchmarks/gpu_training.md) instead of the CPU comparison")
+                   "benchmarks/learning/gpu_training.md) instead of the CPU comparison")
     p.add_argument("--device", default="cuda", help="with --gpu: cuda (default) or cpu with --tiny")
     p.add_argument("--tiny", action="store_true", help="with --gpu: toy sizes, a smoke run")
     p.add_argument("--compile", action="store_true", help="with --gpu: compiled decode step (one inductor compile "
                    "per shape bucket: minutes for a 0.5B model, beyond the 10-minute check)")
     args = p.parse_args(argv)
     if args.gpu:
-        if args.out == "benchmarks/llm_training.md":
-            args.out = "benchmarks/gpu_training.md"
+        if args.out == "benchmarks/learning/llm_training.md":
+            args.out = "benchmarks/learning/gpu_training.md"
         if args.iterations == 60:
             args.iterations = 20
         command = ["python", "-m", "agentgym_credit.bench.learning.llm_training"] + (sys.argv[1:] if argv is None

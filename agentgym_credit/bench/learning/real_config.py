@@ -106,7 +106,7 @@ class RealTrainConfig:
     jobs: int = 1
     ray: str | None = None
     save_policies: bool = True
-    out: Path = Path("benchmarks")
+    out: Path = Path("benchmarks/learning")
     name: str = "training_real"
     progress: bool = True
     command: str = "agentgym-credit bench train_real"

@@ -44,7 +44,7 @@ PAIRS = (("graph[state]", "gigpo[state]"), ("gigpo[state]", "grpo"), ("graph[obs
 @dataclass
 class RescoreConfig:
     name: str = "training_alfworld_confirm"   # the study's ``--name``
-    out: Path = Path("benchmarks")
+    out: Path = Path("benchmarks/learning")
     env: str = "alfworld-gen"
     phase: str = "confirmation"
     tasks: tuple[int, int] | None = None       # held-out instances [lo, hi); None: the phase's all

@@ -15,7 +15,7 @@ its exact success curve); the picked rate is then run on ``seeds`` fresh seeds, 
 ``--policy bow`` trains the older bag-of-words torch policy with PPO-clip and held-out evaluation
 (:mod:`.train_text`).
 
-Outputs (``--out``, default ``benchmarks/``): ``training.md`` (what predicts learning, steps to
+Outputs (``--out``, default ``benchmarks/learning/``): ``training.md`` (what predicts learning, steps to
 target and exact final success with paired intervals and Holm's correction, per-task findings),
 ``training.csv`` (one row per iteration of every fresh-seed run), ``training_sweep.csv`` (the learning-rate
 sweep), ``training_credit.csv`` (credit metrics at fixed policies), ``training.png`` (success and credit accuracy along training, mean and 95% band).
@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--estimators", nargs="+", choices=list(ESTIMATORS), default=None)
     p.add_argument("--target", type=float, default=None, help="target success (default: per task)")
     p.add_argument("--out", type=Path, default=None,
-                   help="output folder (default benchmarks/; ./agc-bench/ for --quick, never over the committed report)")
+                   help="output folder (default benchmarks/learning/; ./agc-bench/ for --quick, never over the committed report)")
     p.add_argument("--name", default="training")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--from-csv", type=Path, default=None,
@@ -218,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_from_args(argv: Sequence[str]) -> tuple[TrainBenchConfig, argparse.Namespace]:
     args = build_parser().parse_args(list(argv))
-    out = args.out if args.out is not None else Path("agc-bench" if args.quick else "benchmarks")
+    out = args.out if args.out is not None else Path("agc-bench" if args.quick else "benchmarks/learning")
     kw: dict[str, Any] = {"out": out, "name": args.name, "progress": not args.no_progress,
                           "command": "agentgym-credit bench train " + " ".join(argv)}
     for k in ("seeds", "seed_base", "sweep_seeds", "budget_steps", "target", "groups", "group_size", "adv_scale",

@@ -3,7 +3,7 @@
 The policy is :class:`~agentgym_credit.truth.text_policy.TextPolicy`: a **stated prior** (a bonus
 ``expert_bonus`` on the env expert's command and the goal-word overlap, standing in for what a pretrained agent
 knows; at 1.5 the sampled policy starts at 10-13% on the held-out WebShop goals and 30% on the held-out
-generated ALFWorld games in the benchmarks/training_*.md runs) plus **learned** parts that see only text (a
+generated ALFWorld games in the benchmarks/learning/training_*.md runs) plus **learned** parts that see only text (a
 linear layer over hashed
 (observation/goal, action) features that carries across games, and a residual per (obs_key, action)). For each
 env, arm and seed, :func:`train_one_real` runs the same loop: collect ``groups × N`` rollouts of training task

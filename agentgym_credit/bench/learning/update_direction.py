@@ -65,7 +65,7 @@ class DirectionConfig:
     gamma: float = 0.95
     expert_bonus: float = 1.5
     seed: int = 0
-    out: Path = Path("benchmarks")
+    out: Path = Path("benchmarks/learning")
     name: str = "update_direction"
     progress: bool = True
     command: str = "agentgym-credit bench update_direction"

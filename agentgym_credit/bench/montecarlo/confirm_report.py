@@ -1,8 +1,8 @@
 """Report of ``bench credit_confirm``: markdown from the saved rows (and the run's costs).
 
-- :func:`write_report` — ``benchmarks/credit_confirm_<stage>.md`` (setup, costs, cells, the primary
+- :func:`write_report` — ``benchmarks/montecarlo/credit_confirm_<stage>.md`` (setup, costs, cells, the primary
   family, accuracy, the truth's precision, the power plan); for the confirmatory stage also the leading
-  ``primary`` section of ``benchmarks/credit_real.md``;
+  ``primary`` section of ``benchmarks/montecarlo/credit_real.md``;
 - :func:`recompute_text` — the same tables as text, from the rows alone (``--recompute``).
 
 Every number below the setup lines comes from the rows file through :mod:`.confirm_stats`, so the
@@ -175,7 +175,7 @@ def lead_text(cfg: Any, res: dict[str, Any], rec: dict[str, Any], plan: Any, com
         "## Pre-registered primary results (issue 32)",
         "",
         "The plan (family, sizes from a power analysis, predictions) was committed before this run: "
-        "`benchmarks/credit_real_prereg.md`. Behaviour policy: the trainee stand-in (history-dependent, mixed "
+        "`benchmarks/montecarlo/credit_real_prereg.md`. Behaviour policy: the trainee stand-in (history-dependent, mixed "
         "success inside a group; a documented stand-in, not a learned policy); N = 8; truth: common random "
         "numbers (`agentgym_credit.truth.crn`); fresh games and goals (stage `confirm`, seed 1). Groups run: "
         + ", ".join(f"{e} {g} of {cfg.groups[e]} planned" for e, g in groups.items())

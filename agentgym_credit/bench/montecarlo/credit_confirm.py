@@ -94,7 +94,7 @@ class ConfirmConfig:
     workers: int = 2
     slots: int = 16
     deadline: float | None = None  # time.time() after which no new chunk starts
-    out: Path = Path("benchmarks")
+    out: Path = Path("benchmarks/montecarlo")
     progress: bool = True
 
     def validate(self) -> None:
@@ -258,7 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=("sync", "subprocess", "ray"), default=None)
     p.add_argument("--workers", type=int, default=None)
     p.add_argument("--minutes", type=float, default=None, help="start no new chunk after this many minutes")
-    p.add_argument("--out", type=Path, default=Path("benchmarks"))
+    p.add_argument("--out", type=Path, default=Path("benchmarks/montecarlo"))
     p.add_argument("--recompute", nargs="+", type=Path, default=None, metavar="ROWS",
                    help="print every table and p-value from saved rows file(s) alone, run nothing")
     p.add_argument("--synthetic-check", action="store_true", help="only the two truths against the exact oracle "

@@ -25,7 +25,7 @@ Paired comparisons (:data:`PAIRS`, every cell and N) carry a bootstrap p-value a
 run's table, Holm's correction (:func:`holm_family`); the uncorrected verdict is kept beside it.
 
 :func:`run` does it all; :mod:`agentgym_credit.bench.montecarlo.credit_real_report` writes the CSV, plots and
-``benchmarks/credit_real.md``; :func:`synthetic_coverage` is the check against the exact oracle.
+``benchmarks/montecarlo/credit_real.md``; :func:`synthetic_coverage` is the check against the exact oracle.
 """
 
 from __future__ import annotations

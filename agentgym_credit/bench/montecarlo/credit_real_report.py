@@ -309,7 +309,7 @@ def _plot(path: Path, results: list[dict[str, Any]]) -> Path | None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="agentgym-credit bench credit_real", description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="a small run (under two minutes): synthetic check, ALFWorld generated, WebShop")
-    p.add_argument("--out", type=Path, default=None, help="output folder (default benchmarks/ for a full run from "
+    p.add_argument("--out", type=Path, default=None, help="output folder (default benchmarks/montecarlo/ for a full run from "
                    "the repository root, else ./agc-bench)")
     p.add_argument("--envs", nargs="+", choices=sorted(ENVS), default=None)
     p.add_argument("--policies", nargs="+", choices=sorted(POLICIES), default=None)
@@ -348,10 +348,10 @@ def config_from_args(argv: Sequence[str] | None = None) -> tuple[RealConfig, arg
 
 
 def finish(cfg: RealConfig, args: argparse.Namespace, res: dict[str, Any]) -> int:
-    """Write the report of a finished run (where ``--out`` says, else ``benchmarks/`` for a full run from the
+    """Write the report of a finished run (where ``--out`` says, else ``benchmarks/montecarlo/`` for a full run from the
     repository root, else ``./agc-bench``) and say where; exit status 0."""
     out = args.out if args.out is not None else (
-        Path("benchmarks") if not args.quick and Path("benchmarks").is_dir() and Path("pyproject.toml").exists()
+        Path("benchmarks/montecarlo") if not args.quick and Path("benchmarks").is_dir() and Path("pyproject.toml").exists()
         else Path("agc-bench"))
     stem = "credit_real" if args.scale == 1.0 else f"credit_real_x{args.scale:g}"
     paths = write_report(cfg, res, out, stem)

@@ -1,4 +1,4 @@
-"""ALFWorld native memory over many new games: the ALFWorld section of ``benchmarks/reliability.md``.
+"""ALFWorld native memory over many new games: the ALFWorld section of ``benchmarks/faults/reliability.md``.
 
 What lives here: :func:`main` (``python -m agentgym_credit.bench.speed.alfworld_memory``), which runs, each in a
 fresh interpreter and in the same run,
@@ -10,8 +10,8 @@ fresh interpreter and in the same run,
   pruned), for the side-by-side ratio;
 
 and writes a table (RSS after warm-up, at the end, growth, MiB per game) and a PNG of RSS vs games into
-the ALFWorld section of ``benchmarks/reliability.md`` (other sections of that file are left as they are;
-written atomically) and ``benchmarks/alfworld_memory.png``.
+the ALFWorld section of ``benchmarks/faults/reliability.md`` (other sections of that file are left as they are;
+written atomically) and ``benchmarks/speed/alfworld_memory.png``.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", type=int, default=1000, help="new games measured with the current engine")
     ap.add_argument("--old-games", type=int, default=150, help="new games with the old engine behaviour")
     ap.add_argument("--warmup", type=int, default=30, help="games before the first RSS reading")
-    ap.add_argument("--out", default="benchmarks/reliability.md")
+    ap.add_argument("--out", default="benchmarks/faults/reliability.md")
     argv = sys.argv[1:] if argv is None else list(argv)  # recorded in the report as run
     args = ap.parse_args(argv)
 

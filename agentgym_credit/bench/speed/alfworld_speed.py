@@ -8,7 +8,7 @@ What lives here: :func:`main` (``python -m agentgym_credit.bench.speed.alfworld_
 - checks the two transcripts are identical at every step (observation, admissible commands, facts,
   score, done, won) — the full differential sweep; the unit test samples a few games;
 - times ``load`` (cold, and with the translation found in the on-disk cache), ``reset`` and ``step`` of
-  each engine in the same run and writes the table with the ratios to ``benchmarks/alfworld_speed.md``
+  each engine in the same run and writes the table with the ratios to ``benchmarks/speed/alfworld_speed.md``
   (with the machine and the exact command);
 - times ``get_state``/``set_state`` of ``ALFWorldEnv`` against a step (under 10 % of a step).
 """
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--random-steps", type=int, default=30, help="random commands per game after the expert episode")
     ap.add_argument("--resets", type=int, default=3, help="timed resets per game and engine")
     ap.add_argument("--snapshot-steps", type=int, default=25, help="random steps per game in the snapshot timing")
-    ap.add_argument("--out", default="benchmarks/alfworld_speed.md")
+    ap.add_argument("--out", default="benchmarks/speed/alfworld_speed.md")
     argv = sys.argv[1:] if argv is None else list(argv)  # recorded in the report as run
     args = ap.parse_args(argv)
 

@@ -1,6 +1,6 @@
 """Collector speed: overhead over a bare loop, and worker scaling on a slow env.
 
-``python -m agentgym_credit.bench.speed.collector_speed`` writes ``benchmarks/collector_speed.md``.
+``python -m agentgym_credit.bench.speed.collector_speed`` writes ``benchmarks/speed/collector_speed.md``.
 
 What lives here:
 
@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> Path:
     from agentgym_credit.bench.stats.report import machine_lines, markdown_table
 
     p = argparse.ArgumentParser(prog="python -m agentgym_credit.bench.speed.collector_speed", description=__doc__.split("\n")[0])
-    p.add_argument("--out", default="benchmarks/collector_speed.md")
+    p.add_argument("--out", default="benchmarks/speed/collector_speed.md")
     p.add_argument("--groups", type=int, default=16, help="groups per collect call (GridWorld part)")
     p.add_argument("--group-size", type=int, default=8)
     p.add_argument("--max-steps", type=int, default=50)

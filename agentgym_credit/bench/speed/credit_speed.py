@@ -2,7 +2,7 @@
 
 Run ``python -m agentgym_credit.bench.speed.credit_speed`` (from the repository root, so that the
 reference implementation ``tests/reference_estimators.py`` can be loaded); it writes
-``benchmarks/credit_speed.md`` with the machine, the exact command, and per estimator and batch size
+``benchmarks/speed/credit_speed.md`` with the machine, the exact command, and per estimator and batch size
 the best-of-``--repeat`` vectorized time, the reference time (one run) and their ratio.
 
 What lives here:
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--estimators", nargs="+", default=[*ESTIMATORS, *VARIANTS], choices=[*ESTIMATORS, *VARIANTS])
     p.add_argument("--repeat", type=int, default=3, help="vectorized timing: best of this many calls")
     p.add_argument("--pin", action="store_true", help="pin the process to one CPU (os.sched_setaffinity)")
-    p.add_argument("--out", default="benchmarks/credit_speed.md")
+    p.add_argument("--out", default="benchmarks/speed/credit_speed.md")
     p.add_argument("--note", default=None, help="a line for the report: e.g. the prediction written before the run")
     p.add_argument("--shapes", type=int, default=0, metavar="N",
                    help="also time gigpo, graph and graph[obs] on every batch shape of SHAPES at N steps (0: skip)")

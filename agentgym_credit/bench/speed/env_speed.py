@@ -1,6 +1,6 @@
 """Env speed benchmark: steps per second of the synthetic envs, bare and under ``HistoryFingerprint``.
 
-``python -m agentgym_credit.bench.speed.env_speed`` writes ``benchmarks/env_speed.md``. Each env is made
+``python -m agentgym_credit.bench.speed.env_speed`` writes ``benchmarks/speed/env_speed.md``. Each env is made
 with ``gym.make`` (default parameters, as a user gets it) and stepped in one process with random
 admissible actions; bare, wrapped (``HistoryFingerprint(depth=4)``) and wrapped with
 ``include_actions=True`` runs alternate, ``--repeats`` times each, and the table reports the median
@@ -259,7 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=3, help="timed runs per env and mode (median reported)")
     p.add_argument("--depth", type=int, default=4, help="HistoryFingerprint depth K")
     p.add_argument("--envs", nargs="+", default=list(SYNTHETIC_IDS), help="env ids to time")
-    p.add_argument("--out", default="benchmarks/env_speed.md", help="markdown file to write")
+    p.add_argument("--out", default="benchmarks/speed/env_speed.md", help="markdown file to write")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = p.parse_args(argv)
     if args.steps < 1 or args.repeats < 1:

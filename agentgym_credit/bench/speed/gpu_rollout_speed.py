@@ -13,7 +13,7 @@ What lives here:
   training (envs finish, histories grow), per method: total time, new tokens/s and how many graphs
   ``torch.compile`` built (recompiles show here);
 - :func:`main`: the benchmark (batch 256, 1024-token prompts, 64 new tokens, bf16, sampling at
-  temperature 1 with no top-k/top-p, no early stop) writing ``benchmarks/gpu_rollout_speed.md``.
+  temperature 1 with no top-k/top-p, no early stop) writing ``benchmarks/speed/gpu_rollout_speed.md``.
   Without CUDA it refuses, except ``--device cpu --tiny``: a smoke run at toy size (the tests run it)
   whose numbers say nothing about GPU decoding.
 
@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-sweep", action="store_true", help="skip the training-like shape sweep")
     p.add_argument("--sweep-budget-s", type=float, default=150.0, help="seconds per method in the sweep")
     p.add_argument("--compile-backend", default=None, help="torch.compile backend (default inductor; eager on CPU)")
-    p.add_argument("--out", default="benchmarks/gpu_rollout_speed.md", help="report path")
+    p.add_argument("--out", default="benchmarks/speed/gpu_rollout_speed.md", help="report path")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = p.parse_args(argv)
     import torch

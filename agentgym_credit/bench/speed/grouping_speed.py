@@ -13,7 +13,7 @@ Python loop of the verl-agent rule (each text against every cluster leader of it
 ``difflib``, as ``build_step_group`` does) and the vectorized setting on the same ``--plain-rows``
 rows, as a ratio in one run.
 
-Output (``--out``, default ``benchmarks/`` from the repository root, else ``./agc-bench/``):
+Output (``--out``, default ``benchmarks/speed/`` from the repository root, else ``./agc-bench/``):
 ``grouping_speed.md`` with the machine, the command and its load average before and after.
 What lives here: :func:`corpus`, :func:`plain_leader_difflib`, :func:`main`.
 """
@@ -115,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if min(args.sizes) < 1 or args.repeats < 1:
         print("error: sizes and repeats must be >= 1", file=sys.stderr)
         return 2
-    out = Path(args.out) if args.out is not None else default_out(False)
+    out = Path(args.out) if args.out is not None else default_out(False, room="speed")
     load0 = os.getloadavg()[0]
     rows, t_start = [], time.perf_counter()
     sizes = sorted(args.sizes)

@@ -1,5 +1,5 @@
 """TextWorld restore cost against a step, in the process that took the snapshot and in another one; writes
-``benchmarks/textworld_restore.md``.
+``benchmarks/speed/textworld_restore.md``.
 
 What lives here: :func:`main` (``python -m agentgym_credit.bench.speed.textworld_restore [--challenges ...]
 [--episodes 6] [--steps 20] [--expert on|off|both]``). Per episode of ``credit/TextWorld-v0`` (expert infos on
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--guard", nargs="+", choices=["watchdog", "probe"], default=["watchdog", "probe"],
                     help="the engine guard of the restoring process: watchdog (a collector's worker process), probe "
                          "(the caller's own process, e.g. the sync backend: a foreign state is first played in a fork)")
-    ap.add_argument("--out", type=Path, default=Path("benchmarks/textworld_restore.md"))
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/speed/textworld_restore.md"))
     args = ap.parse_args(argv)
     load0 = os.getloadavg()[0]
     table = []

@@ -1,4 +1,4 @@
-"""WebShop snapshot cost against a step; writes ``benchmarks/webshop_snapshot.md``.
+"""WebShop snapshot cost against a step; writes ``benchmarks/speed/webshop_snapshot.md``.
 
 What lives here: :func:`main` (``python -m agentgym_credit.bench.speed.webshop_snapshot [--sizes 1000 10000]
 [--episodes 100] [--policies eps-expert random]``). For each catalog size and step mix it runs
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--episodes", type=int, default=100)
     ap.add_argument("--policies", nargs="+", choices=SNAPSHOT_POLICIES, default=["eps-expert", "random"])
     ap.add_argument("--note", default="", help="text written under the command (the prediction made before the run)")
-    ap.add_argument("--out", type=Path, default=Path("benchmarks/webshop_snapshot.md"))
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/speed/webshop_snapshot.md"))
     args = ap.parse_args(argv)
     load0 = os.getloadavg()[0]
     rows = []

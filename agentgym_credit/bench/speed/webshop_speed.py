@@ -1,5 +1,5 @@
 """WebShop speed benchmark: catalog, index build/load, search latency, env episodes; writes
-``benchmarks/webshop_speed.md``.
+``benchmarks/speed/webshop_speed.md``.
 
 What lives here: :func:`run` (all measurements for a list of catalog sizes) and :func:`main` (the
 command line: ``python -m agentgym_credit.bench.speed.webshop_speed [--sizes 1000 10000 100000]``).
@@ -520,7 +520,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--queries", type=int, default=500)
     ap.add_argument("--episodes", type=int, default=200)
     ap.add_argument("--no-bm25s", action="store_true", help="skip the side-by-side bm25s measurement")
-    ap.add_argument("--out", type=Path, default=Path("benchmarks/webshop_speed.md"))
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/speed/webshop_speed.md"))
     ap.add_argument("--note", default="", help="text written under the command (e.g. the prediction made before the run)")
     ap.add_argument("--loader", type=int, nargs="*", default=[], help="also time load_original on this many products")
     args = ap.parse_args(argv)

@@ -21,11 +21,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 BLOCKS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "credit_accuracy": ("credit_accuracy.md", ("Findings",)),
-    "training": ("training.md", ("Findings",)),
-    "training_graph_obs": ("training_graph_obs.md", ("Findings",)),
+    "credit_accuracy": ("exact/credit_accuracy.md", ("Findings",)),
+    "training": ("learning/training.md", ("Findings",)),
+    "training_graph_obs": ("learning/training_graph_obs.md", ("Findings",)),
 }
-"""block name -> (report file in benchmarks/, the ``##`` sections summarized, in order, when the report has
+"""block name -> (report file in benchmarks/ (its room folder included), the ``##`` sections summarized, in order, when the report has
 no ``## Summary`` section)."""
 
 MAX_POINTS = 6
@@ -73,7 +73,9 @@ def render_block(bench_dir: Path, name: str, prefix: str = "benchmarks/") -> str
         body = extract_sections(report, ("Summary",)).split("\n", 1)[1].strip() + "\n"
     except KeyError:
         body = "\n".join(lead_points(extract_sections(report, titles))) + "\n"
-    body = _IMAGE.sub(lambda m: f"![{m.group(1)}]({prefix}{m.group(2)})", body)
+    room = Path(file).parent.as_posix()
+    room = "" if room == "." else room + "/"
+    body = _IMAGE.sub(lambda m: f"![{m.group(1)}]({prefix}{room}{m.group(2)})", body)
     return (f"_Summary generated from [`benchmarks/{file}`]({prefix}{file}) by "
             f"`python -m agentgym_credit.bench.stats.readme`; the findings in full, with their tables, intervals and "
             f"plots, are in the report._\n\n{body}")

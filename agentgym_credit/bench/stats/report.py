@@ -9,9 +9,9 @@
 - :func:`machine_info` / :func:`machine_lines`: platform, CPU count and library versions, and the
   exact command, for the header of every ``benchmarks/*.md``.
 - :func:`read_command`: the command line recorded in such a header.
-- :func:`progress`: a tqdm progress bar when tqdm is installed, a silent iterator otherwise.
+- :func:`progress`: a tqdm progress bar when tqdm is installed, a line every 10 s otherwise.
 - :func:`write_section`: replace (or add) one named section of a markdown file shared by several
-  benchmarks (``benchmarks/reliability.md``), atomically, leaving the other sections as they are.
+  benchmarks (``benchmarks/faults/reliability.md``), atomically, leaving the other sections as they are.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ import platform
 import shlex
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -134,17 +135,37 @@ def read_command(md_path: str | os.PathLike) -> str | None:
     return None
 
 
-def progress(it: Iterable[T], total: int | None = None, desc: str = "", enable: bool = True) -> Iterator[T]:
-    """Wrap ``it`` in a tqdm bar (to stderr) if tqdm is installed and ``enable``; else yield as is."""
-    if enable:
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            pass
-        else:
-            yield from tqdm(it, total=total, desc=desc, dynamic_ncols=True, leave=False)
-            return
-    yield from it
+PROGRESS_EVERY_S = 10.0
+"""Without tqdm, :func:`progress` prints a line at most this often (and at the start and the end)."""
+
+
+def progress(it: Iterable[T], total: int | None = None, desc: str = "", enable: bool = True,
+             every_s: float | None = None, clock: Callable[[], float] = time.monotonic) -> Iterator[T]:
+    """Wrap ``it`` in a tqdm bar (to stderr) if tqdm is installed and ``enable``; without tqdm, a plain line
+    ``desc: i/total (s)`` to stderr at the start, then at most every ``every_s`` seconds, and at the end, so no
+    long step runs silent; ``enable=False``: yield as is."""
+    if not enable:
+        yield from it
+        return
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        pass
+    else:
+        yield from tqdm(it, total=total, desc=desc, dynamic_ncols=True, leave=False)
+        return
+    every = PROGRESS_EVERY_S if every_s is None else every_s
+    of = f"/{total}" if total is not None else ""
+    start = last = clock()
+    print(f"{desc or 'progress'}: 0{of}", file=sys.stderr, flush=True)
+    i = 0
+    for i, item in enumerate(it, 1):
+        yield item
+        now = clock()
+        if now - last >= every:
+            last = now
+            print(f"{desc or 'progress'}: {i}{of} ({now - start:.0f} s)", file=sys.stderr, flush=True)
+    print(f"{desc or 'progress'}: done, {i}{of} in {clock() - start:.0f} s", file=sys.stderr, flush=True)
 
 
 def write_section(path: str | os.PathLike, name: str, body: str, *, preamble: str = "") -> Path:

@@ -20,7 +20,7 @@ own draw).
 Calibration (issue 35). :data:`SHAPES` says which receptacle kinds a room holds and how their counts
 spread; :func:`fit_room_kind` scales a shape to floor plans (the variable part of every receptacle range by
 one factor so that the simulated median total matches, then the object range). The rule was chosen by
-leave-one-floor-plan-out on the dev games (``benchmarks/alfworld_rooms.md``: fit on the other floor plans
+leave-one-floor-plan-out on the dev games (``benchmarks/envs/alfworld_rooms.md``: fit on the other floor plans
 of a kind, score the one left out; 15/16 room-kind x measure medians within 25 % out of fold; the earlier
 in-sample calibration scored 11/16 out of fold, its living rooms fitted to the one solvable dev living room,
 twice the size of the other three), and :data:`ROOMS` is that rule fitted on all 21 dev floor plans

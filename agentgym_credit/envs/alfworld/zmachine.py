@@ -130,7 +130,7 @@ MAX_CHANGED_FRACTION = 0.25
 """Most of the dynamic memory a state may have changed from the story file's initial image. A plausibility
 bound, not a proof: the most measured over 450 random steps of tw-simple, tw-cooking and tw-coin_collector
 was 4.6% (1,727 of 37,289 bytes); random memory under a valid header (99.6% changed) crashed or hung the
-interpreter in 7 of 12 tries. A few targeted bytes still pass (``benchmarks/reliability.md``)."""
+interpreter in 7 of 12 tries. A few targeted bytes still pass (``benchmarks/faults/reliability.md``)."""
 
 
 def check_ram_changes(changed: np.ndarray) -> None:

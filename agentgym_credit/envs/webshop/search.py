@@ -63,7 +63,7 @@ PRUNE_MIN_DOCS = 500_000
 """Dense terms are left out of a search's accumulation only from this many documents on: below it the full
 vector adds are cheap (the score vector stays in the caches) and the pruning's own steps cost more (CPU
 p50 at 100k generated products 0.30 ms pruned vs 0.17 ms; at 300k 0.51-0.54 vs 0.49; at 1.18M 0.98 vs
-1.43 ms, benchmarks/webshop_speed_full.md)."""
+1.43 ms, benchmarks/speed/webshop_speed_full.md)."""
 SCAN_FRACTION = 32
 """A search finds its candidates in the postings of its rarest terms unless they hold more than 1/32 of the
 documents (then in one pass over the score vector)."""

@@ -1,8 +1,8 @@
 """The verl bridge: our estimators in verl's registry, ``RolloutBatch`` <-> ``DataProto``, an agent loop.
 
 Tested with verl 0.9.1 (``pip install -e '.[verl]'``). Importing this package registers the
-estimators (``agc_gigpo``, ``agc_gigpo_obs``, ``agc_verl_agent``, ``agc_hgpo``, ``agc_grpo``, ``agc_rloo``)
-and the agent loop (``agc_credit_env``) with verl; :func:`.trainer.install` puts our trainer under verl's
+estimators (``agc_gigpo``, ``agc_gigpo_obs``, ``agc_verl_agent``, ``agc_hgpo``, ``agc_grpo``, ``agc_rloo``,
+``agc_graph``, ``agc_graph_obs``, ``agc_graphgpo``, ``agc_gagpo``) and the agent loop (``agc_credit_env``) with verl; :func:`.trainer.install` puts our trainer under verl's
 ``"sync"`` trainer mode.
 
 - :mod:`.columns`: the step columns (``uid``, ``traj_uid``, ``agc_*``) and ``StepArrays`` from them;
@@ -13,7 +13,7 @@ and the agent loop (``agc_credit_env``) with verl; :func:`.trainer.install` puts
 
 >>> from agentgym_credit.integrations import verl as agc_verl   # doctest: +SKIP
 >>> agc_verl.register()                                         # doctest: +SKIP
-['agc_gigpo', 'agc_gigpo_obs', 'agc_verl_agent', 'agc_hgpo', 'agc_grpo', 'agc_rloo']
+['agc_gigpo', 'agc_gigpo_obs', 'agc_verl_agent', 'agc_hgpo', 'agc_grpo', 'agc_rloo', 'agc_graph', ...]
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ verl runs every agent loop of a worker on one asyncio event loop. Env calls leav
   (``IndexError`` in TextWorld's parser); with it 0 (``tests/test_env_thread_safety.py``).
 
 Keys are computed by the collector's own ``EnvWorker`` in both cases, so they equal those of a
-``GroupedRolloutCollector`` batch. Throughput measured per worker: ``benchmarks/verl_env_pool.md``.
+``GroupedRolloutCollector`` batch. Throughput measured per worker: ``benchmarks/speed/verl_env_pool.md``.
 """
 
 from __future__ import annotations
