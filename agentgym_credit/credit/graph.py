@@ -92,6 +92,7 @@ from agentgym_credit.credit import checks
 from agentgym_credit.credit.episode import episode_advantage
 from agentgym_credit.credit.graph_model import base_keys, code_nodes, scan, scan_coef, solve_values, walk
 from agentgym_credit.credit.graph_shrink import shrink_option, shrink_values
+from agentgym_credit.credit.graph_tail import shape_tail, tail_option, terminal_rewards
 from agentgym_credit.credit.grouping import mix64
 from agentgym_credit.credit.returns import penalty
 from agentgym_credit.credit.steps import StepArrays
@@ -250,7 +251,8 @@ def checked_options(*, gamma: float, lam: float, key: str, scope: str, truncatio
 def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str = "state_key", level: int = 0,
           scope: str = "group", time_aware: bool = False, truncation: str = "zero", loops: str = "auto",
           backoff: float | None = None, shrink: float = 0.5, episode: float = 0.0, invalid_penalty: float = 0.0,
-          propagate_penalty: bool = False, alias: str = "auto", alias_z: float = 0.5) -> np.ndarray:
+          propagate_penalty: bool = False, alias: str = "auto", alias_z: float = 0.5, terminal: float = 1.0,
+          tail: str = "none", tail_k: float = 3.0) -> np.ndarray:
     """Certainty-equivalence TD(lam) advantage on the empirical graph (float64, input order)."""
     checks.as_steps(steps)
     gamma, lam, shrink, backoff, episode, invalid_penalty = checked_options(
@@ -260,6 +262,8 @@ def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str 
     alias_z = checks.positive("alias_z", alias_z, allow_zero=True)
     alias = auto_alias(alias, key)
     loops = auto_loops(loops, key)
+    terminal = checks.unit_interval("terminal", terminal)
+    tail, tail_k = tail_option(tail, tail_k)
     if steps.n == 0:
         base_keys(steps, key, level)
         return np.zeros(0)
@@ -269,16 +273,18 @@ def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str 
                                          time_aware=time_aware, truncation=truncation, loops=loops,
                                          backoff=backoff, shrink=shrink)
     r = r[w.order]
+    r_td = terminal_rewards(r, node, w.ended, terminal)  # noisy terminal rows (graph_tail): the TD errors only
     if alias == "fallback":
         adv_sorted, v = _fallback(steps, r, w, node, nxt, v, gamma=gamma, lam=lam, scope=scope, shrink=shrink,
-                                  z=alias_z)
+                                  z=alias_z, r_td=r_td)
     else:
         v_next = np.where(nxt >= 0, v[np.maximum(nxt, 0)], 0.0)
-        adv_sorted = scan(r + gamma * v_next - v[node], w.last, gamma * lam, w.max_length)
+        adv_sorted = scan(r_td + gamma * v_next - v[node], w.last, gamma * lam, w.max_length)
     if loops == "mc" and np.any(loop):  # a self-loop's credit: its own Monte-Carlo return minus V-hat(u)
         ret = scan(r, w.last, gamma, w.max_length)
         adv_sorted[loop] = ret[loop] - v[node[loop]]
-    return finish(steps, w.order, adv_sorted, p, episode, invalid_penalty, propagate_penalty)
+    out = finish(steps, w.order, adv_sorted, p, episode, invalid_penalty, propagate_penalty)
+    return shape_tail(out, _scope_ids(steps, scope), tail, tail_k)
 
 
 def auto_alias(alias: str, key: str) -> str:
@@ -319,11 +325,12 @@ def mixed_edges(node: np.ndarray, nxt: np.ndarray, v: np.ndarray, ret: np.ndarra
 
 
 def _fallback(steps: StepArrays, r: np.ndarray, w, node: np.ndarray, nxt: np.ndarray, v: np.ndarray, *, gamma: float,
-              lam: float, scope: str, shrink: float, z: float) -> np.ndarray:
+              lam: float, scope: str, shrink: float, z: float, r_td: np.ndarray | None = None) -> np.ndarray:
     """``alias="fallback"``: TD(lam) on the graph, except that a row on a mixed edge (:func:`mixed_edges`) does
     not bootstrap on the node it reaches: its target runs on along its own trajectory (lam = 1) to the next
     row that does bootstrap, in the values (one more solve with those edges cut, no back-off) and in its
-    advantage. Returns the sorted advantages and the values used."""
+    advantage. Returns the sorted advantages and the values used. ``r_td``: the rewards of the TD errors
+    (:func:`~agentgym_credit.credit.graph_tail.terminal_rewards`; default ``r``), the values always use ``r``."""
     ret = scan(r, w.last, gamma, w.max_length)
     node_scope = _node_scope_of(steps, w, node, scope, len(v))
     cut = mixed_edges(node, nxt, v, ret, w, node_scope, z)
@@ -336,7 +343,8 @@ def _fallback(steps: StepArrays, r: np.ndarray, w, node: np.ndarray, nxt: np.nda
     coef = np.where(cut, gamma, gamma * lam)
     # A_p = delta_p + coef_p A_{p+1}: on a cut edge V2 of the next node cancels (coef gamma), so A_p is the
     # return along the row's own trajectory up to the next bootstrap, minus V2(u_p)
-    return scan_coef(r + gamma * v_next - v2[node], coef, w.last, w.max_length), v2
+    r_td = r if r_td is None else r_td
+    return scan_coef(r_td + gamma * v_next - v2[node], coef, w.last, w.max_length), v2
 
 
 def _node_scope_of(steps: StepArrays, w, node: np.ndarray, scope: str, m: int) -> np.ndarray:

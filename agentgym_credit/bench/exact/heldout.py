@@ -45,6 +45,7 @@ from agentgym_credit.bench.exact.credit_signals import obs_keyed
 from agentgym_credit.bench.stats import metrics as M
 from agentgym_credit.bench.stats.report import machine_lines, markdown_table, progress, write_csv
 from agentgym_credit.credit import advantages
+from agentgym_credit.credit.graph_tail import shape_tail
 
 GRADED = TaskSpec("graded", "credit/GradedGrid-v0", "slip 0.2, goal 1.0 / side exit 0.4 / coin 0.3, step cost",
                   fully_observed=True)
@@ -57,6 +58,8 @@ TUNING: dict[str, TaskSpec] = {
                          fully_observed=True),
     "costaliased": TaskSpec("costaliased", "credit/AliasedGrid-v0", "hidden key, step cost 0.03, slip 0.1, pit -0.5",
                             (("step_cost", 0.03), ("slip", 0.1), ("n_traps", 1), ("trap_reward", -0.5))),
+    "latecoin": TaskSpec("latecoin", "credit/LateCoin-v0", "door choice shown; Bernoulli chest 16 steps later",
+                         fully_observed=True),
 }
 """Families where defaults are chosen (the five old ones and two new ones with step costs)."""
 
@@ -74,6 +77,10 @@ HELD_OUT: dict[str, TaskSpec] = {
                  fully_observed=True),
         TaskSpec("keycorridor", "credit/KeyCorridor-v0", "key picked up on arrival, never shown"),
         TaskSpec("lever", "credit/LeverRoom-v0", "lever pulled elsewhere, a trapdoor moves you, never shown"),
+        TaskSpec("latehidden", "credit/LateCoin-v0", "3 doors after 3 cells, door never shown, step cost; "
+                 "Bernoulli chest 16 steps later", (("n_doors", 3), ("pre", 3), ("show_choice", False),
+                                                    ("best", 0.6), ("gap", 0.3), ("step_cost", 0.01),
+                                                    ("max_steps", 56))),
     )
 }
 """Families where defaults are judged, never chosen (``benchmarks/credit_heldout.split.md``)."""
@@ -102,36 +109,64 @@ JUDGED: dict[str, Signal] = {
     "graph[obs] events shrink1": lambda s, o, g: advantages("graph", s, gamma=g, key="obs_key", loops="events",
                                                             shrink=1.0),
     "graph[obs] none": lambda s, o, g: advantages("graph", s, gamma=g, key="obs_key", loops="none"),
+    "graph issue29": lambda s, o, g: advantages("graph", s, gamma=g, shrink=0.5, terminal=1.0, tail="none"),
+    "graph[obs] issue29": lambda s, o, g: advantages("graph", s, gamma=g, key="obs_key", loops="events",
+                                                     alias="fallback", shrink=0.5, terminal=1.0, tail="none"),
 }
 """Estimators a held-out run scores: defaults (no option named) and the pre-issue-29 defaults (shrink 1,
 events on obs_key) for reference, and ``shrink="auto"`` (a candidate the tuning rule did not pick: reported,
 never chosen here)."""
 
-SHRINKS: tuple[float | str, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, "auto")
-"""``"auto"`` (credit/graph_shrink.py) appended after the second tuning run, before any held-out run of it
-(``benchmarks/credit_heldout.split.md``, second addendum)."""
-LAMS = (0.0, 0.5)
-LOOPS = ("events", "none", "split", "mc")
+SHRINKS: tuple[float | str, ...] = (0.0, 0.25, 0.5, 1.0, "auto")
+"""Issue 41's grid (``benchmarks/credit_heldout.split.md``, third addendum): ``shrink`` 2 and ``lam`` 0.5 left out
+(every setting with either lost to its lam-0 / shrink <= 1 neighbour in the issue-29 tuning runs)."""
+TERMINALS = (1.0, 0.5, 0.0)
+TAILS: dict[str, tuple[str, float]] = {"none": ("none", 3.0), "clip3": ("clip", 3.0), "clip2": ("clip", 2.0),
+                                       "rank": ("rank", 3.0)}
+OBS_OPTIONS = (("events", "fallback"), ("none", "fallback"), ("split", "fallback"), ("events", "none"),
+               ("none", "none"))
+"""``(loops, alias)`` candidates for ``obs_key`` (the issue-29 default first)."""
+KURTOSIS_FACTOR = 2.0
+"""The learning criterion of the tuning rule: a setting is admissible only if its median kurtosis over the
+tuning cells is at most this times GiGPO's on the same key (split file, third addendum)."""
 
 
 def _fmt(x: float | str) -> str:
     return x if isinstance(x, str) else f"{x:g}"
 
 
-def _candidate(key: str, shrink: float | str, lam: float, loops: str | None) -> Signal:
-    kw = {"shrink": shrink, "lam": lam} | ({"key": "obs_key", "loops": loops} if loops else {})
-    return lambda s, o, g: advantages("graph", s, gamma=g, **kw)
+_BASE: dict = {"steps": None, "adv": {}}
 
 
-def candidate_name(shrink: float | str, lam: float, loops: str | None = None) -> str:
-    """``graph s0.5 l0`` (state_key) or ``graph[obs] events s0.5 l0``."""
-    head = f"graph[obs] {loops}" if loops else "graph"
-    return f"{head} s{_fmt(shrink)} l{lam:g}"
+def _base(steps, gamma: float, kw: dict) -> np.ndarray:
+    """``graph`` at ``kw`` with ``tail="none"``, once per batch (the tail variants reshape it with
+    :func:`~agentgym_credit.credit.graph_tail.shape_tail`, exactly what ``graph(tail=...)`` does; a test holds it)."""
+    if _BASE["steps"] is not steps:
+        _BASE["steps"], _BASE["adv"] = steps, {}
+    k = (gamma, tuple(sorted(kw.items())))
+    if k not in _BASE["adv"]:
+        _BASE["adv"][k] = advantages("graph", steps, gamma=gamma, **kw)
+    return _BASE["adv"][k]
 
 
+def _candidate(shrink: float | str, terminal: float, tail: str, obs: tuple[str, str] | None) -> Signal:
+    kw = {"shrink": shrink, "lam": 0.0, "terminal": terminal} | (
+        {"key": "obs_key", "loops": obs[0], "alias": obs[1]} if obs else {})
+    how, k = TAILS[tail]
+    return lambda s, o, g: shape_tail(_base(s, g, kw), s.group_id, how, k)
+
+
+def candidate_name(shrink: float | str, terminal: float, tail: str, obs: tuple[str, str] | None = None) -> str:
+    """``graph s0.5 t1 none`` (state_key) or ``graph[obs] events/fallback s0.5 t1 none``."""
+    head = f"graph[obs] {obs[0]}/{obs[1]}" if obs else "graph"
+    return f"{head} s{_fmt(shrink)} t{terminal:g} {tail}"
+
+
+SETTINGS = list(product(SHRINKS, TERMINALS, TAILS, OBS_OPTIONS))
+"""Every (shrink, terminal, tail, (loops, alias)) setting the rule scores."""
 CANDIDATES: dict[str, Signal] = {
-    **{candidate_name(s, lam): _candidate("state_key", s, lam, None) for s, lam in product(SHRINKS, LAMS)},
-    **{candidate_name(s, lam, lp): _candidate("obs_key", s, lam, lp) for lp, s, lam in product(LOOPS, SHRINKS, LAMS)},
+    **{candidate_name(s, t, tl): _candidate(s, t, tl, None) for s, t, tl in product(SHRINKS, TERMINALS, TAILS)},
+    **{candidate_name(s, t, tl, ob): _candidate(s, t, tl, ob) for s, t, tl, ob in SETTINGS},
 }
 """The default candidates scored on tuning cells (see :func:`choose_defaults`)."""
 
@@ -167,11 +202,19 @@ def run_cells(families: Sequence[str], signals: dict[str, Signal], policies: Seq
         scored = {name: np.asarray(fn(steps, obs, gamma), dtype=np.float64) for name, fn in signals.items()}
         scored |= _reference(truth, rng)
         for name, est in scored.items():
-            m = M.accuracy_metrics(est, truth)
-            for k in ("pearson", "sign_acc"):
+            m = M.accuracy_metrics(est, truth) | {"kurt": kurtosis(est)}
+            for k in ("pearson", "sign_acc", "kurt"):
                 out[fam, pol, n, name][k].append(m[k])
         out[fam, pol, n, "rows"]["n"].append(len(truth))
     return out
+
+
+def kurtosis(a: np.ndarray) -> float:
+    """Pearson's kurtosis m4 / m2^2 of one run's advantages (3 for a normal; NaN when all rows are equal): how
+    much of the update a few rows carry (issue 41: 16-94 for graph, 4-7 for GiGPO)."""
+    d = np.asarray(a, dtype=np.float64) - np.mean(a) if len(a) else np.zeros(0)
+    m2 = float(np.mean(d * d)) if len(d) else 0.0
+    return float(np.mean(d ** 4) / m2 ** 2) if m2 > 1e-24 else float("nan")
 
 
 def cell_means(res: dict, cells: Iterable[tuple], name: str, metric: str = "pearson") -> np.ndarray:
@@ -185,32 +228,38 @@ def cell_means(res: dict, cells: Iterable[tuple], name: str, metric: str = "pear
 
 
 def choose_defaults(res: dict, cells: Sequence[tuple]) -> tuple[dict, list[tuple]]:
-    """The split file's rule on tuning ``cells``: per cell, regret = best candidate's mean Pearson −
-    the candidate's (state_key candidates among themselves, obs_key ones among themselves); a setting
-    (shrink, lam, loops) scores the worst regret over its state_key cells and its obs_key cells; the
-    smallest worst regret wins, ties within 0.01 to the higher mean Pearson.
+    """The split file's rule on tuning ``cells`` (third addendum): per cell, regret = best candidate's mean
+    Pearson − the candidate's (state_key candidates among themselves, obs_key ones among themselves); a setting
+    (shrink, terminal, tail, (loops, alias)) scores the worst regret over its state_key and obs_key cells. It is
+    *admissible* when the median over cells of its mean kurtosis is at most :data:`KURTOSIS_FACTOR` times
+    GiGPO's on each key (``gigpo[state]``, ``gigpo[obs]``). The admissible setting with the smallest worst regret
+    wins (every setting when none is admissible), ties within 0.01 to the higher mean Pearson.
 
-    Returns ``(choice, table)``: ``choice = {"shrink", "lam", "loops", "worst_regret", "mean"}`` and
-    ``table`` = every setting's ``(shrink, lam, loops, worst regret, worst cell, mean Pearson)``, best first.
-    """
-    state = {(s, lam): cell_means(res, cells, candidate_name(s, lam)) for s, lam in product(SHRINKS, LAMS)}
-    obs = {(s, lam, lp): cell_means(res, cells, candidate_name(s, lam, lp))
-           for lp, s, lam in product(LOOPS, SHRINKS, LAMS)}
+    Returns ``(choice, table)``: ``choice = {"shrink", "terminal", "tail", "obs", "worst_regret", "mean",
+    "admissible", "kurt"}``; ``table`` = every setting's ``(shrink, terminal, tail, obs, worst regret, worst
+    cell, mean Pearson, kurtosis (state, obs), admissible)``, best first."""
+    med = lambda name: float(np.nanmedian(cell_means(res, cells, name, "kurt")))  # noqa: E731
+    lim_s, lim_o = KURTOSIS_FACTOR * med("gigpo[state]"), KURTOSIS_FACTOR * med("gigpo[obs]")
+    keys = list(product(SHRINKS, TERMINALS, TAILS))
+    state = {k: cell_means(res, cells, candidate_name(*k)) for k in keys}
+    obs = {k: cell_means(res, cells, candidate_name(*k)) for k in (x[:3] + (x[3],) for x in SETTINGS)}
     best_state = np.nanmax(np.vstack(list(state.values())), axis=0)
     best_obs = np.nanmax(np.vstack(list(obs.values())), axis=0)
     rows = []
-    for lp, s, lam in product(LOOPS, SHRINKS, LAMS):
-        reg = np.concatenate([best_state - state[s, lam], best_obs - obs[s, lam, lp]])
+    for st in SETTINGS:
+        reg = np.concatenate([best_state - state[st[:3]], best_obs - obs[st]])
         where = int(np.nanargmax(reg))
         cell = cells[where % len(cells)]
         label = ("state" if where < len(cells) else "obs") + " " + "/".join(map(str, cell))
-        mean = float(np.nanmean(np.concatenate([state[s, lam], obs[s, lam, lp]])))
-        rows.append((s, lam, lp, float(np.nanmax(reg)), label, mean))
-    best = min(r[3] for r in rows)
-    near = [r for r in rows if r[3] <= best + 0.01]
-    pick = max(near, key=lambda r: r[5])
-    rows.sort(key=lambda r: (r[3], -r[5]))
-    return {"shrink": pick[0], "lam": pick[1], "loops": pick[2], "worst_regret": pick[3], "mean": pick[5]}, rows
+        mean = float(np.nanmean(np.concatenate([state[st[:3]], obs[st]])))
+        ks, ko = med(candidate_name(*st[:3])), med(candidate_name(*st))
+        rows.append((*st, float(np.nanmax(reg)), label, mean, (ks, ko), bool(ks <= lim_s and ko <= lim_o)))
+    pool = [r for r in rows if r[8]] or rows
+    best = min(r[4] for r in pool)
+    pick = max((r for r in pool if r[4] <= best + 0.01), key=lambda r: r[6])
+    rows.sort(key=lambda r: (not r[8], r[4], -r[6]))
+    return {"shrink": pick[0], "terminal": pick[1], "tail": pick[2], "obs": pick[3], "worst_regret": pick[4],
+            "mean": pick[6], "admissible": pick[8], "kurt": pick[7], "limits": (lim_s, lim_o)}, rows
 
 
 def compare(res: dict, cells: Sequence[tuple], a: str, b: str, metric: str = "pearson") -> dict:
@@ -236,7 +285,8 @@ GOAL_COMPARISONS = (("graph", "gigpo[state]"), ("graph", "graphgpo"), ("graph", 
 OTHER_COMPARISONS = (("graph[obs]", "gigpo[obs]"), ("graph[obs]", "graphgpo"), ("graph[obs]", "gagpo[obs]"),
                      ("graph", "graph shrink1"), ("graph", "graph shrink0"), ("graph", "graph shrinkauto"),
                      ("graph shrinkauto", "gigpo[state]"), ("graph[obs]", "graph[obs] events shrink1"),
-                     ("graph[obs]", "graph[obs] none"), ("gigpo[state]", "grpo"))
+                     ("graph[obs]", "graph[obs] none"), ("gigpo[state]", "grpo"), ("graph", "graph issue29"),
+                     ("graph[obs]", "graph[obs] issue29"))
 CHECKS = (("truth+noise", "truth+noise'"), ("truth+noise", "truth+2noise"))
 """The null case (two equally noisy unbiased copies of A^π: every cell a tie) and the known effect (half
 the noise sd: every cell a win, +0.26 expected)."""
@@ -297,11 +347,21 @@ def save_rows(res: dict, path: Path) -> None:
         if name == "rows":
             continue
         counts = res[fam, pol, n, "rows"]["n"]
-        for seed, (p, sa) in enumerate(zip(d["pearson"], d["sign_acc"])):
-            rows.append({"family": fam, "policy": pol, "N": n, "signal": name, "seed": seed, "pearson": p,
-                         "sign_acc": sa, "rows": counts[seed]})
+        kurt = d.get("kurt") or [float("nan")] * len(d["pearson"])
+        for seed, (p, sa, ku) in enumerate(zip(d["pearson"], d["sign_acc"], kurt)):
+            rows.append({"family": fam, "policy": pol, "N": n, "signal": name, "seed": seed, "pearson": round(p, 6),
+                         "sign_acc": round(sa, 6), "kurt": round(ku, 4), "rows": counts[seed]})
     tmp = path.with_name(path.name + ".tmp")
-    write_csv(tmp, rows)
+    if path.suffix == ".gz":  # the tuning grid's rows (hundreds of candidates): gzipped
+        import csv
+        import gzip
+
+        with gzip.open(tmp, "wt", newline="") as f:
+            wr = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["family"])
+            wr.writeheader()
+            wr.writerows(rows)
+    else:
+        write_csv(tmp, rows)
     os.replace(tmp, path)
 
 
@@ -311,37 +371,62 @@ def load_rows(path: Path) -> dict:
 
     res: dict = defaultdict(lambda: defaultdict(list))
     counts: dict = {}
-    for r in sorted(read_csv(path), key=lambda r: r["seed"]):
+    if Path(path).suffix == ".gz":
+        import csv
+        import gzip
+
+        with gzip.open(path, "rt", newline="") as f:
+            table = [dict(r) | {"seed": int(r["seed"])} for r in csv.DictReader(f)]
+    else:
+        table = read_csv(path)
+    for r in sorted(table, key=lambda r: int(r["seed"])):
         key = (r["family"], r["policy"], int(r["N"]), r["signal"])
         res[key]["pearson"].append(float(r["pearson"]))
         res[key]["sign_acc"].append(float(r["sign_acc"]))
+        res[key]["kurt"].append(float(r.get("kurt", "nan") or "nan"))
         counts.setdefault(key[:3], {})[int(r["seed"])] = int(r["rows"])
     for cell, by_seed in counts.items():
         res[(*cell, "rows")]["n"] = [by_seed[k] for k in sorted(by_seed)]
     return res
 
 
+def _setting(shrink, terminal, tail, obs) -> str:
+    return f"shrink={_fmt(shrink)}, terminal={terminal:g}, tail={tail}; obs_key loops={obs[0]}, alias={obs[1]}"
+
+
 def tuning_report(res: dict, a, header: list[str]) -> str:
     cells = cells_of(a.families, a.policies, a.group_sizes)
     choice, table = choose_defaults(res, cells)
-    old = next(r for r in table if (r[0], r[1], r[2]) == (1.0, 0.0, "events"))
+    old = next(r for r in table if r[:4] == (0.5, 1.0, "none", ("events", "fallback")))
+    ch = (choice["shrink"], choice["terminal"], choice["tail"], choice["obs"])
     lines = list(header) + [
-        "## The choice (tuning cells only; rule in `benchmarks/credit_heldout.split.md`)", "",
-        f"Chosen: `shrink={_fmt(choice['shrink'])}`, `lam={choice['lam']:g}`, obs_key `loops={choice['loops']!r}`: worst "
-        f"regret {choice['worst_regret']:.3f} over {2 * len(cells)} (key, cell) pairs, mean Pearson {choice['mean']:.3f}. "
-        f"The pre-issue defaults (shrink 1, lam 0, events): worst regret {old[3]:.3f} ({old[4]}), mean {old[5]:.3f}.", "",
-        "### Every setting, best first (worst regret over state_key and obs_key tuning cells)", "",
-        markdown_table(["shrink", "lam", "loops (obs_key)", "worst regret", "worst cell", "mean Pearson"],
-                       [[_fmt(s), f"{lam:g}", lp, f"{r:.3f}", where, f"{m:.3f}"] for s, lam, lp, r, where, m in table]),
+        "## The choice (tuning cells only; rule in `benchmarks/credit_heldout.split.md`, third addendum)", "",
+        f"Chosen: `{_setting(*ch)}`: worst regret {choice['worst_regret']:.3f} over {2 * len(cells)} (key, cell) pairs, "
+        f"mean Pearson {choice['mean']:.3f}, median kurtosis {choice['kurt'][0]:.1f} (state) / {choice['kurt'][1]:.1f} "
+        f"(obs) against the limits {choice['limits'][0]:.1f} / {choice['limits'][1]:.1f} (2 x GiGPO's); admissible: "
+        f"{choice['admissible']}. The issue-29 defaults ({_setting(*old[:4])}): worst regret {old[4]:.3f} ({old[5]}), "
+        f"mean {old[6]:.3f}, kurtosis {old[7][0]:.1f} / {old[7][1]:.1f}, admissible {old[8]}.", "",
+        "### The 40 best settings (admissible first; worst regret over state_key and obs_key tuning cells)", "",
+        markdown_table(["shrink", "terminal", "tail", "loops/alias (obs)", "worst regret", "worst cell", "mean Pearson",
+                        "median kurtosis state / obs", "admissible"],
+                       [[_fmt(r[0]), f"{r[1]:g}", r[2], "/".join(r[3]), f"{r[4]:.3f}", r[5], f"{r[6]:.3f}",
+                         f"{r[7][0]:.1f} / {r[7][1]:.1f}", "yes" if r[8] else "no"] for r in table[:40]]),
         "", "### Estimators at their defaults on tuning cells (paired, Holm over the cells of each row)", "",
         comparison_table(res, cells, GOAL_COMPARISONS + OTHER_COMPARISONS + CHECKS), "",
         "## Pearson r vs A^π per tuning family (mean ± 95% t-interval over seeds)", ""]
-    names = ["grpo", "gigpo[state]", "gigpo[obs]", "graphgpo", "gagpo", candidate_name(1.0, 0.0),
-             candidate_name(choice["shrink"], choice["lam"]), candidate_name(1.0, 0.0, "events"),
-             candidate_name(choice["shrink"], choice["lam"], choice["loops"]), "truth+noise"]
-    lines += family_tables(res, a.families, a.policies, a.group_sizes, list(dict.fromkeys(names)))
+    names = ["grpo", "gigpo[state]", "gigpo[obs]", "graphgpo", "gagpo", candidate_name(*old[:3]), candidate_name(*ch[:3]),
+             candidate_name(*old[:4]), candidate_name(*ch), "truth+noise"]
+    names = list(dict.fromkeys(names))
+    lines += family_tables(res, a.families, a.policies, a.group_sizes, names)
+    lines += ["## Kurtosis of the advantages per tuning family (mean over seeds)", ""]
+    lines += family_tables(res, a.families, a.policies, a.group_sizes, names[:-1], metric="kurt")
     return "\n".join(lines) + "\n"
 
+
+TUNING_REPORT = "benchmarks/exact/graph_credit_tuning.md"
+"""Where the tuning run writes (issue 41; the issue-29 runs are ``benchmarks/credit_tuning.md``)."""
+HELD_OUT_REPORT = "benchmarks/exact/graph_credit_heldout.md"
+"""Where the held-out run writes (issue 41; the issue-29 runs are ``benchmarks/graph_credit.md``)."""
 
 PLOTTED = ("graph", "graph[obs]", "gigpo[state]", "gigpo[obs]", "graphgpo", "gagpo", "grpo")
 
@@ -406,8 +491,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--from-csv", default=None, help="re-render from an earlier run's saved rows (no rerun)")
     p.add_argument("--from-md", default=None, help="an earlier report of this benchmark: keep its text, replace "
                                                     "its findings with --findings (no rerun)")
-    p.add_argument("--out", default=None, help="default: benchmarks/graph_credit.md (held-out) or "
-                                                "benchmarks/credit_tuning.md (tuning)")
+    p.add_argument("--out", default=None, help=f"default: {HELD_OUT_REPORT} (held-out) or {TUNING_REPORT} (tuning)")
     a = p.parse_args(argv)
     if a.from_md:
         old = Path(a.from_md).read_text().split("\n## Findings")[0].rstrip()
@@ -423,9 +507,9 @@ def main(argv: list[str] | None = None) -> int:
     bad = [f for f in a.families if f not in split]
     if bad:
         p.error(f"not {a.split} families: {bad}; choose from {list(split)}")
-    out = Path(a.out or ("benchmarks/graph_credit.md" if a.split == "heldout" else "benchmarks/credit_tuning.md"))
+    out = Path(a.out or (HELD_OUT_REPORT if a.split == "heldout" else TUNING_REPORT))
     a.out = str(out)
-    csv_path = out.with_suffix(".csv")
+    csv_path = out.with_suffix(".csv" if a.split == "heldout" else ".csv.gz")
     cmd = "python -m agentgym_credit.bench.exact.heldout " + " ".join(shlex.quote(x) for x in (argv or sys.argv[1:]))
     signals = JUDGED | (CANDIDATES if a.split == "tuning" else {})
     code, load0, t0 = code_state(), os.getloadavg()[0], time.perf_counter()
@@ -467,6 +551,6 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["TUNING", "HELD_OUT", "FAMILIES", "TUNING_POLICIES", "HELD_OUT_POLICIES", "GRADED", "JUDGED", "CANDIDATES", "REFERENCE", "SHRINKS", "LAMS",
-           "LOOPS", "candidate_name", "run_cells", "cell_means", "choose_defaults", "compare", "GOAL_COMPARISONS",
+__all__ = ["TUNING", "HELD_OUT", "FAMILIES", "TUNING_POLICIES", "HELD_OUT_POLICIES", "GRADED", "JUDGED", "CANDIDATES", "REFERENCE", "SHRINKS",
+           "TERMINALS", "TAILS", "OBS_OPTIONS", "SETTINGS", "KURTOSIS_FACTOR", "kurtosis", "candidate_name", "run_cells", "cell_means", "choose_defaults", "compare", "GOAL_COMPARISONS",
            "CHECKS", "tuning_report", "heldout_report", "save_rows", "load_rows", "main"]
