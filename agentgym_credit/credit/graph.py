@@ -37,8 +37,8 @@ Choices, all options:
   the SET of observations at which the trajectory has made a valid self-loop so far): it remembers
   WHERE the hidden change may have happened, so looping at the key rack and looping at the locked
   door are different histories, and looping twice at one place is a real no-op; for ``key="history"``
-  the loops are those of ``obs_key``), ``"auto"`` (default: ``"events"`` on ``obs_key``, ``"none"``
-  on ``state_key``, whose self-loops are real, ``"split"`` on ``history``). With ``backoff=k > 0`` a
+  the loops are those of ``obs_key``), ``"auto"`` (default: ``"events"`` on ``obs_key``
+  (:data:`OBS_LOOPS`), ``"none"`` on ``state_key``, whose self-loops are real, ``"split"`` on ``history``). With ``backoff=k > 0`` a
   split or events node's V-hat is (n V-hat_split + k V-hat_unsplit) / (n + k), so thin nodes lean on
   the unsplit graph; ``backoff=None`` (default) is 4 for ``"split"`` and 0 for ``"events"`` (leaning
   on the unsplit graph brings back the aliasing the events removed). Measured on AliasedGrid (3x3,
@@ -63,18 +63,36 @@ Choices, all options:
   it is plain TD; ``alias_z=0`` cuts every edge whose mean differs at all (close to GiGPO's step term on
   the graph's targets). Chosen on the tuning families of ``bench train`` (AliasedGrid, household-small
   without the carried line; ``benchmarks/training_graph_obs.md``).
-- **Thin graphs.** ``shrink=k > 0`` (default 0.5; 0 = the plain certainty-equivalence values)
+- **Thin graphs.** ``shrink=k > 0`` (default 0.25 since issue 41; 0 = the plain certainty-equivalence values)
   replaces V-hat(u) by (n_u V-hat(u) + k b) / (n_u + k), n_u the rows at u, b the scope's mean
   discounted step return: nodes seen once pull toward the group baseline instead of giving TD 0
-  (the default 0.5 has the smallest worst-cell regret of shrink 0/0.25/0.5/1/2 x lam 0/0.5 on the 63
-  tuning cells of ``benchmarks/credit_tuning.md``: 1 swamps a small A^pi under a near-optimal policy,
-  0 leaves thin nodes at TD 0; judged on held-out families in ``benchmarks/graph_credit.md``).
+  (issue 29 chose 0.5 on ``benchmarks/credit_tuning.md``; issue 41's guarded rule chose 0.25 on
+  ``benchmarks/exact/graph_credit_tuning.md``).
   ``shrink="auto"``: an empirical-Bayes weight per node from the scope's own rows, s^2 / (s^2 + n_u tau^2)
   (s^2 the pooled within-node variance of the one-step targets, tau^2 the between-node spread of V-hat
   about b), its pull clipped to the node's standard error s / sqrt(n_u), so it vanishes on well-visited
   nodes and cannot swamp a small A^pi (:mod:`~agentgym_credit.credit.graph_shrink`). ``episode=w``
   adds w times GRPO's episode advantage (:func:`~agentgym_credit.credit.episode.episode_advantage`,
   mean/std over the group).
+- **Noisy final rewards** (``terminal``, issue 41). A terminated row's TD error r - V-hat(u) carries the
+  final reward's own noise (a Bernoulli payout 16 steps after the choice that decided it: +0.3 / -0.7 where
+  A^pi is about 0). ``terminal=k`` in [0, 1] uses m_u + k (r - m_u) for r in that error, m_u the mean reward
+  of the scope's terminated rows at u (``k=1``: plain TD; ``k=0``: the node's mean outcome); values are
+  unchanged (:func:`~agentgym_credit.credit.graph_tail.terminal_rewards`). Default 0.5.
+- **Heavy tails** (``tail``, issue 41): ``"none"``, ``"clip"`` (each row clipped to +-``tail_k`` times
+  its scope's root mean square advantage) or ``"rank"`` (signed ranks of |A| per scope, rescaled to the
+  scope's RMS), applied last (:func:`~agentgym_credit.credit.graph_tail.shape_tail`). Default ``"clip"`` at 3.
+
+  **Defaults** (issue 41, ``benchmarks/exact/graph_credit_tuning.md``): ``shrink=0.25``, ``terminal=0.5``,
+  ``tail="clip"`` at 3, and on ``obs_key`` ``loops="events"`` with ``alias="fallback"``: the smallest worst
+  regret (mean Pearson with the exact A^pi) over the 72 tuning cells among settings whose every level passes a
+  learning guard (each level alone keeps ``graph[obs]``'s tabular training on AliasedGrid and household-small
+  within 0.05 final success of the issue-29 defaults: ``benchmarks/learning/graph_guard.md``). The rule as first
+  registered (a kurtosis criterion instead of the guard) picked ``shrink=0``, ``tail="rank"``, ``loops="none"``:
+  it learned household-small to 0.59-0.63 and AliasedGrid to 0.30 final success where the defaults reach 0.99
+  and 1.0, so the criterion was withdrawn (``benchmarks/credit_heldout.split.md``, fourth addendum). Judged on
+  held-out families in ``benchmarks/exact/graph_credit_heldout.md``. ``graph(..., shrink=0.5, terminal=1,
+  tail="none")`` is the issue-29 default.
 
 A group with one trajectory is valid (its graph is its own path: with ``shrink=0`` TD credit is 0
 except where it revisits nodes; with shrinkage its values lean toward its own mean return). NaN
@@ -211,12 +229,17 @@ def _scope_ids(steps: StepArrays, scope: str) -> np.ndarray:
     return np.zeros(steps.n, np.int64)
 
 
-def auto_loops(loops: str, key: str) -> str:
-    """``loops="auto"`` resolved: ``"events"`` on ``obs_key`` (what the agent sees), ``"none"`` on a true
-    ``state_key`` (its self-loops are real no-ops) and ``"split"`` on a ``history`` key."""
+OBS_LOOPS = "events"
+"""What ``graph``'s ``loops="auto"`` means on ``obs_key`` (issue 41's guarded tuning rule kept it)."""
+
+
+def auto_loops(loops: str, key: str, obs: str = "events") -> str:
+    """``loops="auto"`` resolved: ``obs`` on ``obs_key`` (what the agent sees: ``graph`` passes
+    :data:`OBS_LOOPS`, ``graph_q`` the default ``"events"``), ``"none"`` on a true ``state_key`` (its
+    self-loops are real no-ops) and ``"split"`` on a ``history`` key."""
     if loops != "auto":
         return loops
-    return {"state_key": "none", "obs_key": "events"}.get(key, "split")
+    return {"state_key": "none", "obs_key": obs}.get(key, "split")
 
 
 def default_backoff(backoff: float | None, loops: str) -> float:
@@ -250,9 +273,9 @@ def checked_options(*, gamma: float, lam: float, key: str, scope: str, truncatio
 
 def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str = "state_key", level: int = 0,
           scope: str = "group", time_aware: bool = False, truncation: str = "zero", loops: str = "auto",
-          backoff: float | None = None, shrink: float = 0.5, episode: float = 0.0, invalid_penalty: float = 0.0,
-          propagate_penalty: bool = False, alias: str = "auto", alias_z: float = 0.5, terminal: float = 1.0,
-          tail: str = "none", tail_k: float = 3.0) -> np.ndarray:
+          backoff: float | None = None, shrink: float | str = 0.25, episode: float = 0.0, invalid_penalty: float = 0.0,
+          propagate_penalty: bool = False, alias: str = "auto", alias_z: float = 0.5, terminal: float = 0.5,
+          tail: str = "clip", tail_k: float = 3.0) -> np.ndarray:
     """Certainty-equivalence TD(lam) advantage on the empirical graph (float64, input order)."""
     checks.as_steps(steps)
     gamma, lam, shrink, backoff, episode, invalid_penalty = checked_options(
@@ -261,7 +284,7 @@ def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str 
     checks.choice("alias", alias, ALIAS)
     alias_z = checks.positive("alias_z", alias_z, allow_zero=True)
     alias = auto_alias(alias, key)
-    loops = auto_loops(loops, key)
+    loops = auto_loops(loops, key, obs=OBS_LOOPS)
     terminal = checks.unit_interval("terminal", terminal)
     tail, tail_k = tail_option(tail, tail_k)
     if steps.n == 0:
@@ -393,4 +416,4 @@ def graph_values(steps: StepArrays, reward: np.ndarray, *, gamma: float, key: st
 
 
 __all__ = ["graph", "graph_nodes", "graph_values", "checked_options", "auto_loops", "auto_alias", "default_backoff",
-           "finish", "mixed_edges", "SCOPES", "TRUNCATIONS", "LOOPS", "ALIAS"]
+           "finish", "mixed_edges", "OBS_LOOPS", "SCOPES", "TRUNCATIONS", "LOOPS", "ALIAS"]

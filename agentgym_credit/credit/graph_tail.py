@@ -13,8 +13,9 @@
 - **Heavy tails** (``tail``, :func:`shape_tail`), per scope, on the final advantage:
   ``"none"``; ``"clip"``: each row clipped to +-``tail_k`` times the root mean square of its scope's
   advantages (a few rows can no longer carry the update); ``"rank"``: a row's magnitude replaced by the
-  rank of |A| among its scope's non-zero rows (ties share their mean rank), sign kept, rescaled so the
-  scope's root mean square is unchanged (zero rows stay zero).
+  rank of |A| among its scope's non-zero rows, sign kept, rescaled so the scope's root mean square is
+  unchanged (zero rows stay zero). Sorted neighbours within :data:`TIE_TOL` (1e-6) of the scope's RMS tie
+  and share their mean rank, and |A| below that counts as zero, so the solver's rounding never orders rows.
 
 >>> import numpy as np
 >>> shape_tail(np.array([0.0, 1.0, -1.0, 10.0]), np.zeros(4, np.int64), "clip", 1.0).round(3).tolist()
@@ -28,6 +29,8 @@ import numpy as np
 from agentgym_credit.credit import checks
 
 TAILS = ("none", "clip", "rank")
+TIE_TOL = 1e-6
+"""``tail="rank"``: sorted neighbours whose |A| differ by at most this times the scope's RMS share a rank."""
 
 
 def tail_option(tail: str, tail_k: float) -> tuple[str, float]:
@@ -62,16 +65,17 @@ def shape_tail(adv: np.ndarray, scope: np.ndarray, tail: str, tail_k: float = 3.
         lim = tail_k * rms[sc]
         return np.clip(adv, -lim, lim)
     mag = np.abs(adv)
-    nz = mag > 0
+    nz = mag > TIE_TOL * rms[sc]  # zero up to the solve's precision stays zero
     rank = np.zeros(len(adv))
     idx = np.flatnonzero(nz)
     if len(idx):
-        # average rank of |A| within its scope: sort by (scope, |A|), ties (equal scope and |A|) share a mean rank
+        # mean rank of |A| within its scope: sort by (scope, |A|); neighbours within TIE_TOL of the scope's RMS
+        # tie (rows equal up to the solve's precision, 1e-7, must not be ordered by its rounding)
         o = idx[np.lexsort((mag[idx], sc[idx]))]
         pos = np.arange(len(o), dtype=np.float64)
         start = np.r_[0, np.flatnonzero(np.diff(sc[o]) != 0) + 1]
         pos -= np.repeat(start, np.diff(np.r_[start, len(o)]))
-        same = np.r_[False, (sc[o][1:] == sc[o][:-1]) & (mag[o][1:] == mag[o][:-1])]
+        same = np.r_[False, (sc[o][1:] == sc[o][:-1]) & (np.diff(mag[o]) <= TIE_TOL * rms[sc[o][1:]])]
         run = np.cumsum(~same) - 1
         mean_pos = np.bincount(run, weights=pos) / np.bincount(run)
         rank[o] = mean_pos[run] + 1.0
@@ -81,4 +85,4 @@ def shape_tail(adv: np.ndarray, scope: np.ndarray, tail: str, tail_k: float = 3.
     return out * scale[sc]
 
 
-__all__ = ["TAILS", "tail_option", "terminal_rewards", "shape_tail"]
+__all__ = ["TAILS", "TIE_TOL", "tail_option", "terminal_rewards", "shape_tail"]
