@@ -4,6 +4,9 @@ the decisive choice)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,25 +15,12 @@ from agentgym_credit.credit.graph import graph
 from agentgym_credit.credit.graph_tail import shape_tail, terminal_rewards
 from agentgym_credit.credit.oracle import evaluate_policy
 from agentgym_credit.credit.policies import UniformPolicy
-from agentgym_credit.credit.steps import StepArrays
 from agentgym_credit.envs.gridworld.late import LateCoinEnv
 
+sys.path.insert(0, str(Path(__file__).parent))
+from test_graph_estimators import _steps  # noqa: E402  (every trajectory ends terminated)
+
 A, B, C = 11, 12, 13
-
-
-def _steps(trajs, group=None):
-    """trajs: list of [(key, reward), ...]; every trajectory ends terminated."""
-    cols = {k: [] for k in ("group_id", "traj_id", "t", "reward", "done", "state_key", "obs_key")}
-    for j, tr in enumerate(trajs):
-        for t, (k, r) in enumerate(tr):
-            cols["group_id"].append(0 if group is None else group[j])
-            cols["traj_id"].append(j)
-            cols["t"].append(t)
-            cols["reward"].append(r)
-            cols["done"].append(t == len(tr) - 1)
-            cols["state_key"].append(k)
-            cols["obs_key"].append(k)
-    return StepArrays.from_lists(**cols)
 
 
 def test_terminal_rewards_by_hand():
