@@ -149,15 +149,79 @@ def play_like_verl_agent(make_env, seed: int, replies: list[list[str]], family: 
     rows = []
     for traj, script in enumerate(replies):
         env = make_env()
-        obs, info = env.reset(seed=seed)
+        obs, info_before = env.reset(seed=seed)
         for t in range(max_steps):
             action, valid = verl_agent_projection(script[t % len(script)], family)
             nxt, reward, terminated, truncated, info = env.step(action)
             done = bool(terminated or truncated)
             rows.append({"group": group, "traj": traj, "t": t, "valid": bool(valid), "obs": obs,
-                         "reward": verl_agent_env_reward(family, reward, done, info), "action": action})
+                         "reward": verl_agent_env_reward(family, reward, done, info), "action": action,
+                         "admissible": list(info_before.get("admissible_actions") or [])})
+            info_before = info
             obs = nxt
             if done:
                 break
         env.close()
     return rows
+
+
+# ---- verl-agent's prompts: its env managers' build_text_obs, SimpleMemory.fetch, format_obs, format_avail_actions --
+# Restated from reading agent_system/environments/env_manager.py and agent_system/memory/memory.py (commit 796ed31).
+
+def verl_agent_prompts(rows: list[dict], family: str, templates: dict[str, str], history_length: int = 2) -> list[str]:
+    """The prompt verl-agent builds before each step of one trajectory's rows (obs, action, admissible), in order.
+    ``templates``: its ``<FAMILY>_TEMPLATE_NO_HIS`` / ``<FAMILY>_TEMPLATE`` strings."""
+    prefix = family.upper()
+    no_his, with_his = templates[f"{prefix}_TEMPLATE_NO_HIS"], templates[f"{prefix}_TEMPLATE"]
+    first = rows[0]["obs"]
+    if family == "webshop":
+        parts = first.split(" [SEP] ")
+        assert parts[1] == "Instruction:"
+        task = parts[2]
+    else:
+        start = first.find("Your task is to: ")
+        task = first[start + len("Your task is to: "):].strip()
+
+    def shown_obs(text):
+        if family != "webshop":
+            return text
+        parts = text.split(" [SEP] ")
+        try:
+            index = parts.index(task)
+            return " [SEP] ".join("'" + p + "'" for p in parts[index + 1:])
+        except ValueError:
+            return text
+
+    def actions_text(admissible):
+        if family != "webshop":
+            return "\n ".join("'" + s + "'" for s in admissible if s != "help")
+        avail = []
+        if any(a.startswith("search[") for a in admissible):  # WebShop's has_search_bar
+            avail.append("search[<your query>]")
+        for a in admissible:
+            if a.startswith("click["):
+                avail.append(a)
+        return "\n".join("'" + s + "'," for s in avail)
+
+    memory, prompts = [], []
+    for k, row in enumerate(rows):
+        obs, adm = shown_obs(row["obs"]), actions_text(row["admissible"])
+        if k == 0 or history_length <= 0:
+            text = no_his.format(task_description=task, current_observation=obs, admissible_actions=adm,
+                                 available_actions=adm)
+        else:
+            recent = memory[-history_length:]
+            start_idx = len(memory) - len(recent)
+            lines = []
+            for j, (o, a) in enumerate(recent):
+                n = start_idx + j + 1
+                lines.append(f"[Observation {n}: '{o}', Action {n}: '{a}']")
+            fields = dict(task_description=task, step_count=len(memory), history_length=len(recent),
+                          action_history="\n".join(lines), current_step=len(memory) + 1, current_observation=obs,
+                          admissible_actions=adm, available_actions=adm)
+            text = with_his.format(**fields)
+            if family == "webshop" and len(text) > 13000:
+                text = no_his.format(**fields)
+        prompts.append(text)
+        memory.append((obs, row["action"]))
+    return prompts

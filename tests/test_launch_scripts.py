@@ -28,7 +28,7 @@ def _run(args: list[str], tmp_path: Path, env: dict | None = None) -> tuple[subp
 
 @pytest.mark.parametrize("config", ["gigpo_alfworld", "gigpo_alfworld_verl_agent", "gigpo_webshop_verl_agent"])
 def test_run_script_fails_fast_naming_cuda_and_the_engine(tmp_path, config):
-    out, seconds = _run(["bash", "examples/verl/run_gigpo_alfworld.sh"], tmp_path, {"AGC_CONFIG": config})
+    out, seconds = _run(["bash", "examples/verl/run_gigpo_alfworld.sh", "--config-name", config], tmp_path)
     assert out.returncode == 2, out.stderr[-2000:]
     assert "no CUDA GPU here" in out.stderr
     if importlib_missing("vllm"):

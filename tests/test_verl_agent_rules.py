@@ -21,7 +21,13 @@ import os
 import gymnasium as gym
 import numpy as np
 import pytest
-from reference_verl_agent import play_like_verl_agent, reference, reference_scores, verl_agent_projection
+from reference_verl_agent import (
+    play_like_verl_agent,
+    reference,
+    reference_scores,
+    verl_agent_projection,
+    verl_agent_prompts,
+)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 torch = pytest.importorskip("torch")
@@ -59,14 +65,32 @@ def _tok(words):
     return build_tokenizer([*words, "<think>", "</think>", "<action>", "</action>", "想一想"] * 3, vocab_size=400)
 
 
-def _recipe(env_id, env_kw, seed, scripts, tok, rules, mode):
+def _recipe(env_id, env_kw, seed, scripts, tok, rules, mode, prompt_template=""):
+    """The scripted replies through the recipe: its outputs, advantages, row scores and every prompt it rendered."""
+    from agentgym_credit.integrations.verl.prompting import Prompter
+
+    prompts, render = [], Prompter.prompt_text
+
+    def spy(self, *a, **kw):
+        prompts.append(render(self, *a, **kw))
+        return prompts[-1]
+
+    Prompter.prompt_text = spy
+    try:
+        return (*_recipe_run(env_id, env_kw, seed, scripts, tok, rules, mode, prompt_template), prompts)
+    finally:
+        Prompter.prompt_text = render
+
+
+def _recipe_run(env_id, env_kw, seed, scripts, tok, rules, mode, prompt_template):
     cfg = OmegaConf.create({"actor_rollout_ref": {"rollout": {"prompt_length": 8192, "response_length": 256}},
                             "data": {}})
     server = ScriptServer(tok)
     loop = agc_verl.CreditEnvAgentLoop(trainer_config=DictConfigWrap(cfg), server_manager=server, tokenizer=tok,
                                        processor=None, dataset_cls=None, data_config=DictConfigWrap(cfg.data))
     row = agc_verl.group_dataset(env_id, [seed], env_kwargs=env_kw, max_steps=MAX_STEPS, prompting="verl-agent",
-                                 history_len=2, env_pool="thread", env_workers=1, rules=rules)[0]
+                                 history_len=2, env_pool="thread", env_workers=1, rules=rules,
+                                 prompt_template=prompt_template)[0]
     kw = {k: v for k, v in row.items() if k != "prompt"}
     runs = []
     for i, script in enumerate(scripts):
@@ -81,20 +105,30 @@ def _recipe(env_id, env_kw, seed, scripts, tok, rules, mode):
     return runs, adv, scores
 
 
-def _compare(env_id, family, env_kw, seed, scripts, words, mode):
+def _compare(env_id, family, env_kw, seed, scripts, words, mode, templates=None, checkout="", control=True):
+    """Recipe against transcription on the same replies; with ``templates`` (verl-agent's prompt strings) and the
+    ``checkout`` holding them, every rendered prompt too, byte for byte."""
     tok = _tok(words)
     # what the model "said" is what the loop decodes from the tokens: the transcription reads the same text
-    said = [[tok.decode(tok(r, add_special_tokens=False)["input_ids"], skip_special_tokens=True).strip() for r in s]
+    said = [[tok.decode(tok(r, add_special_tokens=False)["input_ids"], skip_special_tokens=True) for r in s]
             for s in scripts]
     rows = play_like_verl_agent(lambda: gym.make(env_id, **env_kw), seed, said, family, MAX_STEPS)
     want = np.array(reference(rows, mode=mode, scale=1.0))  # rows carry verl-agent's rewards already (10 x won)
-    runs, got, scores = _recipe(env_id, env_kw, seed, scripts, tok, "verl-agent", mode)
+    runs, got, scores, prompts = _recipe(env_id, env_kw, seed, scripts, tok, "verl-agent", mode, str(checkout))
+    if templates is not None:
+        expect = [p for i in range(len(scripts))
+                  for p in verl_agent_prompts([x for x in rows if x["traj"] == i], family, templates)]
+        assert len(prompts) == len(expect)
+        diff = [(k, a, b) for k, (a, b) in enumerate(zip(prompts, expect)) if a != b]
+        assert diff == [], diff[:1]
     assert [len(r) for r in runs] == [sum(1 for x in rows if x["traj"] == i) for i in range(len(scripts))]
     assert [o.extra_fields["agc_valid"] for r in runs for o in r] == [x["valid"] for x in rows]
     assert np.max(np.abs(got - want)) <= 1e-5, np.c_[got, want]
     assert np.allclose(scores, reference_scores(rows, scale=1.0), atol=1e-5)
     # the project's own rules on the same replies: other numbers (the negative control)
-    _, ours, _ = _recipe(env_id, env_kw, seed, scripts, tok, "ours", mode)
+    if not control:
+        return rows, got
+    _, ours, _, _ = _recipe(env_id, env_kw, seed, scripts, tok, "ours", mode)
     assert ours.shape != want.shape or np.max(np.abs(ours - want)) > 0.1
     return rows, got
 
@@ -110,17 +144,39 @@ def _forms(good: str, bad: str, nxt: str) -> dict[str, str]:
             "upper": f"<THINK>caps</THINK><ACTION>{good}</ACTION>"}
 
 
-def test_alfworld_rows_equal_verl_agents_rules():
-    pytest.importorskip("textworld")
-    env_kw = {"max_steps": 50}
-    env = gym.make("credit/ALFWorld-v0", expert=True, **env_kw)
-    seed = 3
+def alfworld_plan(seed: int = 3) -> list[str]:
+    """The expert's winning actions on ALFWorld game ``seed``."""
+    env = gym.make("credit/ALFWorld-v0", expert=True, max_steps=50)
     _, info = env.reset(seed=seed)
     plan = []
     while not info["won"]:
         plan.append(info["expert_action"])
         info = env.step(plan[-1])[4]
     env.close()
+    return plan
+
+
+def webshop_plan(seed: int = 0) -> list[str]:
+    """The expert's actions on WebShop task ``seed`` (a purchase scoring 1.0)."""
+    from agentgym_credit.envs.webshop.expert import ExpertPolicy
+
+    env, expert = gym.make("credit/WebShop-v0"), ExpertPolicy()
+    _, info = env.reset(seed=seed)
+    plan, done, reward = [], False, 0.0
+    while not done and len(plan) < 12:
+        plan.append(expert.act(env))
+        _, reward, term, trunc, info = env.step(plan[-1])
+        done = term or trunc
+    env.close()
+    assert info["won"] and reward == 1.0, (plan, reward)
+    return plan
+
+
+def test_alfworld_rows_equal_verl_agents_rules():
+    pytest.importorskip("textworld")
+    env_kw = {"max_steps": 50}
+    seed = 3
+    plan = alfworld_plan(seed)
     assert len(plan) >= 4
     bad = "fly to the moon"
     f = [_forms(a, bad, "look") for a in plan]
@@ -138,20 +194,9 @@ def test_alfworld_rows_equal_verl_agents_rules():
 
 
 def test_webshop_rows_equal_verl_agents_rules():
-    from agentgym_credit.envs.webshop.expert import ExpertPolicy
-
     env_kw = {}
     seed = 0
-    env = gym.make("credit/WebShop-v0", **env_kw)
-    expert = ExpertPolicy()
-    _, info = env.reset(seed=seed)
-    plan, done, reward = [], False, 0.0
-    while not done and len(plan) < 12:
-        plan.append(expert.act(env))
-        _, reward, term, trunc, info = env.step(plan[-1])
-        done = term or trunc
-    env.close()
-    assert info["won"] and reward == 1.0, (plan, reward)
+    plan = webshop_plan(seed)
     f = [_forms(a, "click[nowhere]", "click[back to search]") for a in plan]
     scripts = [
         [x["ok"] for x in f],                                                            # buys the goal: 10

@@ -227,7 +227,7 @@ class CreditEnvAgentLoop(AgentLoopBase):
             category = await env.category(env_id, info)
             template = load_prompt_template(cfg["prompt_template"], env_id) if cfg["prompt_template"] else None
             prompter = Prompter(self.tokenizer, env_id, int(cfg["history_len"]), self.prompt_length, task_text(info),
-                                cfg["prompting"], template)
+                                cfg["prompting"], template, cfg["rules"])
             verl_agent = cfg["rules"] == "verl-agent"
             for t in range(int(cfg["max_steps"])):
                 prompt_ids = prompter.prompt_ids(obs, info, 0)
@@ -235,7 +235,8 @@ class CreditEnvAgentLoop(AgentLoopBase):
                                                          sampling_params=sampling_params)
                 response = list(out.token_ids)[: self.response_length]
                 logprobs = list(out.log_probs)[: self.response_length] if out.log_probs else None
-                text = self.tokenizer.decode(response, skip_special_tokens=True).strip()
+                text = self.tokenizer.decode(response, skip_special_tokens=True)
+                text = text if verl_agent else text.strip()  # verl-agent projects the reply unstripped
                 action, well_formed = (verl_agent_projection(text, env_id) if verl_agent else
                                        project_response(text, cfg["prompting"]))
                 prompter.add(obs, action)

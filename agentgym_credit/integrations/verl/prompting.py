@@ -42,6 +42,16 @@ constants, or a text file whose whole content is the template of every step. Fie
 ``{current_step}`` (``step_count + 1``), ``{current_observation}``, ``{admissible_actions}`` and
 ``{available_actions}`` (the admissible actions, quoted, comma-separated). A template with another field is
 refused when loaded (:class:`PromptTemplateError`), not at the first step.
+
+**Under verl-agent's rules** (``rules="verl-agent"``) the fields are filled as verl-agent's env managers fill them,
+so that a template loaded from its checkout renders byte for byte its prompt (``tests/test_verl_agent_prompts.py``):
+the task as read from the first observation (ALFWorld: after ``Your task is to: ``, its final period kept; WebShop:
+the part after ``Instruction:``), the history as ``[Observation i: '<obs>', Action i: '<action>']`` lines, nothing
+stripped, the admissible actions unabridged (no ``max_admissible`` cap) in its layout (ALFWorld: quoted, one a line
+joined by ``"\n "``, without ``help``; WebShop: ``'search[<your query>]',`` when there is a search bar, then each
+``click[...]``, one a line), WebShop observations as the quoted ``[SEP]`` parts after the task, the first template
+on step 1 or when ``history_len`` is 0 and on a WebShop prompt over 13,000 characters. The built-in wording shows
+the admissible list uncapped too. A reply is projected without stripping it first (:func:`verl_agent_projection`).
 """
 
 from __future__ import annotations
@@ -104,6 +114,42 @@ def verl_agent_reward(env_id: str, reward: float, done: bool, info: dict[str, An
     if _family(env_id) == "WebShop":
         return 1.0 if (done and float(reward) == 1.0) else 0.0
     return float(bool(info.get("won", False)))
+
+
+def verl_agent_task(observation: str, env_id: str) -> str | None:
+    """The task as verl-agent's env managers read it from the first observation (module docstring), or ``None``."""
+    if _family(env_id) == "WebShop":
+        parts = observation.split(" [SEP] ")
+        return parts[2] if len(parts) > 2 and parts[1] == "Instruction:" else None
+    at = observation.find("Your task is to: ")
+    return observation[at + len("Your task is to: "):].strip() if at != -1 else None
+
+
+def verl_agent_observation(observation: str, task: str | None, env_id: str) -> str:
+    """An observation as verl-agent shows it: WebShop's quoted ``[SEP]`` parts after the task (the whole text when
+    the task is not among them); every other family's text unchanged."""
+    if _family(env_id) != "WebShop":
+        return observation
+    parts = observation.split(" [SEP] ")
+    if task not in parts:
+        return observation
+    return " [SEP] ".join(f"'{p}'" for p in parts[parts.index(task) + 1:])
+
+
+def verl_agent_actions(admissible: Any, env_id: str) -> str:
+    """The admissible actions in verl-agent's layout (module docstring), all of them."""
+    acts = [str(a) for a in (admissible or [])]
+    if _family(env_id) == "WebShop":
+        shown = (["search[<your query>]"] if any(a.startswith("search[") for a in acts) else []) + [
+            a for a in acts if a.startswith("click[")]
+        return "\n".join(f"'{a}'," for a in shown)
+    return "\n ".join(f"'{a}'" for a in acts if a != "help")
+
+
+def verl_agent_history(history: Any, taken: int) -> str:
+    """The last steps as verl-agent's memory lists them: ``[Observation i: '<obs>', Action i: '<action>']``."""
+    first = taken - len(history) + 1
+    return "\n".join(f"[Observation {first + i}: '{o}', Action {first + i}: '{a}']" for i, (o, a) in enumerate(history))
 
 
 @dataclass(frozen=True)
@@ -182,13 +228,17 @@ class Prompter(LLMPolicy):
     message (chat) or as is (plain text), with the same window and budget."""
 
     def __init__(self, tokenizer: Any, env_id: str, history_len: int, max_prompt_tokens: int, task: str | None,
-                 prompting: str = "plain", template: TemplatePair | None = None):
+                 prompting: str = "plain", template: TemplatePair | None = None, rules: str = "ours"):
         if prompting not in PROMPTINGS:
             raise ValueError(f"prompting must be one of {', '.join(PROMPTINGS)}, got {prompting!r}")
+        if rules not in RULES:
+            raise ValueError(f"rules must be one of {', '.join(RULES)}, got {rules!r}")
         super().__init__(SimpleNamespace(tokenizer=tokenizer), template_for(env_id), history_len=history_len,
                          max_prompt_tokens=max_prompt_tokens)
         self.prompting = prompting
         self.loaded = template
+        self.env_id, self.rules = env_id, rules
+        self.va_task: str | None = None  # verl-agent's task, read from the first observation (rules="verl-agent")
         self._task[0] = task
         self._history[0] = []
 
@@ -197,6 +247,8 @@ class Prompter(LLMPolicy):
         self._history[0].append((observation, action))
 
     def prompt_text(self, observation: str, info: dict[str, Any], key: int, history: Any = None) -> str:
+        if self.rules == "verl-agent" and not self._history.get(key) and self.va_task is None:
+            self.va_task = verl_agent_task(observation, self.env_id) or (self._task.get(key) or "").strip()
         if self.loaded is not None:
             text = self._fill(observation, info, key, self.window(key) if history is None else history)
             if not self.use_chat:
@@ -215,6 +267,8 @@ class Prompter(LLMPolicy):
         return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
     def _fill(self, observation: str, info: dict[str, Any], key: int, history: Any) -> str:
+        if self.rules == "verl-agent":
+            return self._fill_verl_agent(observation, info, key, history)
         taken = len(self._history.get(key, []))
         first = taken - len(history) + 1
         past = "\n".join(f"[Step {first + i}] Observation: {o.strip()}\n[Step {first + i}] Action: {a.strip()}"
@@ -225,6 +279,22 @@ class Prompter(LLMPolicy):
                                   history_length=len(history), action_history=past, current_step=taken + 1,
                                   current_observation=observation.strip(), admissible_actions=adm,
                                   available_actions=adm)
+
+    def _fill_verl_agent(self, observation: str, info: dict[str, Any], key: int, history: Any) -> str:
+        assert self.loaded is not None
+        taken, task = len(self._history.get(key, [])), self.va_task or ""
+        adm = verl_agent_actions(info.get("admissible_actions"), self.env_id)
+        shown = [(verl_agent_observation(o, task, self.env_id), a) for o, a in history]
+        fields = dict(task_description=task, step_count=taken, history_length=len(history),
+                      action_history=verl_agent_history(shown, taken), current_step=taken + 1,
+                      current_observation=verl_agent_observation(observation, task, self.env_id),
+                      admissible_actions=adm, available_actions=adm)
+        if taken == 0 or self.history_len <= 0:
+            return self.loaded.first.format(**fields)
+        text = self.loaded.rest.format(**fields)
+        if _family(self.env_id) == "WebShop" and len(text) > 13000:  # verl-agent drops the history then
+            return self.loaded.first.format(**fields)
+        return text
 
     def _reason_act(self, observation: str, info: dict[str, Any], key: int, history: Any) -> tuple[str, str]:
         taken = len(self._history.get(key, []))
@@ -239,12 +309,13 @@ class Prompter(LLMPolicy):
         lines.append(f"This is step {taken + 1}. Current observation: {observation.strip()}")
         adm = info.get("admissible_actions")
         if adm:
-            lines.append("Admissible actions: [" + ", ".join(f"'{a}'" for a in list(adm)[: self.template.max_admissible])
-                         + "]")
+            cap = None if self.rules == "verl-agent" else self.template.max_admissible
+            lines.append("Admissible actions: [" + ", ".join(f"'{a}'" for a in list(adm)[:cap]) + "]")
         lines.append("Reason step by step about the situation inside <think> </think>, then give exactly one "
                      "admissible action inside <action> </action>.")
         return self.template.instruction.split(". Reply")[0] + ".", "\n".join(lines)
 
 
 __all__ = ["PROMPTINGS", "RULES", "TEMPLATE_FIELDS", "Prompter", "PromptTemplateError", "TemplatePair",
-           "load_prompt_template", "project_response", "verl_agent_projection", "verl_agent_reward"]
+           "load_prompt_template", "project_response", "verl_agent_actions", "verl_agent_history",
+           "verl_agent_observation", "verl_agent_projection", "verl_agent_reward", "verl_agent_task"]
