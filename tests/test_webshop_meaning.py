@@ -75,3 +75,16 @@ def test_compare_goes_back_from_an_item_that_does_not_fit():
     assert pol(env, {}, None) == "click[< prev]"
     env.__dict__.update(_page_kind="results", _page=P.results_page(ins, prods, 1, 2, {"b001"}))
     assert pol(env, {}, None) == "click[b002]"
+
+
+def test_hard_report_runs_end_to_end_and_writes_the_verdict(tmp_path):
+    from agentgym_credit.bench.envs import webshop_hard as H
+
+    rows = H.run([60], (1,), 3)
+    assert {r["policy"] for r in rows} == set(H.POLICIES)
+    expert = next(r for r in rows if r["policy"] == "expert")
+    assert expert["success"] == 100.0
+    text = H.write_markdown(rows, tmp_path / "r.md", "cmd", H.TUNING_SEEDS)
+    assert (tmp_path / "r.md").read_text() == text
+    assert "(tuning)" in text and "goal m" in text and "best script" in text
+    assert not set(H.TUNING_SEEDS) & set(H.JUDGED_SEEDS)
