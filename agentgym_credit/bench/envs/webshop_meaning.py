@@ -34,7 +34,9 @@ TYPO_MIN = 85
 """Least ``rapidfuzz`` ratio (0-100) for two words of 5+ letters to count as the same word."""
 
 COMPARE = 4
-"""Most same-score products *meaning+compare* opens."""
+"""Most products *meaning+compare* opens."""
+NEAR = 0.34
+"""Title scores within this of the best are candidates for *meaning+compare*."""
 
 SHADES: dict[str, str] = {
     # a general English shade -> base colour table (paint charts, clothing catalogues)
@@ -54,6 +56,17 @@ SHADES: dict[str, str] = {
     "grey": "gray",
 }
 """Shade word -> base colour (a value with a shade also counts as its base colour)."""
+
+SYNONYMS: dict[str, str] = {
+    # general English synonym groups of shop words -> one word of the group
+    **dict.fromkeys("plain simple basic standard".split(), "plain"),
+    **dict.fromkeys("gift present holiday".split(), "gift"),
+    **dict.fromkeys("eco recyclable compostable biodegradable sustainable".split(), "eco"),
+    **dict.fromkeys("single one solo".split(), "single"),
+    **dict.fromkeys("box carton".split(), "box"),
+    **dict.fromkeys("bag pouch sack".split(), "bag"),
+}
+"""Shop word -> the first word of its synonym group (a value's word also counts as it)."""
 
 _TO_BASE: dict[str, tuple[str, float]] = {
     "ml": ("ml", 1.0), "liter": ("ml", 1000.0), "floz": ("ml", 29.5735), "quart": ("ml", 946.353),
@@ -101,6 +114,7 @@ def meaning_tokens(text: str) -> set[str]:
     words = set(normalize(_PAREN.sub(" ", text)).split()) - _STOP
     words |= {SIZE_CHART[r] for r in ranges if r in SIZE_CHART}
     words |= {SIZE_CHART[w] for w in words if w in ("l", "m", "s")}
+    words |= {SYNONYMS[w] for w in words if w in SYNONYMS}
     return words | {SHADES[w] for w in words if w in SHADES}
 
 
@@ -178,14 +192,29 @@ def _groups(env: Any) -> dict[str, list[str]]:
     return out
 
 
+_SIZE_WORDS = frozenset("xs small medium large xl xxl twin full queen king".split())
+_COLOURS = frozenset(SHADES) | frozenset(SHADES.values())
+
+
+def _asked(instruction: str, name: str) -> bool:
+    """Whether the instruction asks for some value of option ``name`` (its name, a colour word for
+    ``color``, a quantity or size word for ``size``)."""
+    words = meaning_tokens(instruction)
+    name = name.lower()
+    if name in words or (name == "color" and words & _COLOURS):
+        return True
+    return name == "size" and bool(quantities(instruction) or words & _SIZE_WORDS)
+
+
 def _item_fit(env: Any) -> bool:
-    """Whether the open item is in budget and every option group has a confident value."""
+    """Whether the open item is in budget and every option group the instruction asks for has a
+    confident value."""
     inst = env.goal["instruction_text"]
     cap = budget(inst)
     price = next((_price(e.text) for e in env._page.elements if e.text.startswith("Price:")), 0.0)
     if cap is not None and price > cap:
         return False
-    return all(option_choice(inst, vals)[1] >= 0.5 for vals in _groups(env).values())
+    return all(option_choice(inst, vals)[1] >= 0.5 for name, vals in _groups(env).items() if _asked(inst, name))
 
 
 def _next_option(env: Any) -> str | None:
@@ -199,8 +228,19 @@ def _next_option(env: Any) -> str | None:
     return None
 
 
+def _fit(env: Any) -> float:
+    """How well the open item fits: the summed best option scores, -100 over budget."""
+    inst = env.goal["instruction_text"]
+    cap = budget(inst)
+    price = next((_price(e.text) for e in env._page.elements if e.text.startswith("Price:")), 0.0)
+    over = -100.0 if cap is not None and price > cap else 0.0
+    return over + sum(option_choice(inst, vals)[1] for vals in _groups(env).values())
+
+
 class MeaningPolicy:
-    """The *meaning* script (``compare=1``) or *meaning+compare* (``compare`` products at most)."""
+    """The *meaning* script (``compare=1``) or *meaning+compare* (opens up to ``compare`` of the best
+    title matches within :data:`NEAR` of the best, buys the first that fits every option group, else goes
+    back to the best fitting one seen)."""
 
     def __init__(self, compare: int = 1):
         self.compare = int(compare)
@@ -209,30 +249,33 @@ class MeaningPolicy:
     def __call__(self, env: Any, info: dict[str, Any], rng: Any) -> str:
         kind = env._page_kind
         if kind == "search":
-            self._memo[id(env)] = {"opened": [], "steps": 0}
+            self._memo[id(env)] = {"opened": [], "fit": {}, "steps": 0}
             return f"search[{env.goal['instruction_text']}]"
-        memo = self._memo.setdefault(id(env), {"opened": [], "steps": 0})
+        memo = self._memo.setdefault(id(env), {"opened": [], "fit": {}, "steps": 0})
         memo["steps"] += 1
         if kind == "results":
             ranked = _ranked(env)
             if not ranked:
                 return "click[back to search]"
             top = ranked[0][0]
-            for s, asin in ranked[: self.compare]:
-                if s >= top - 0.15 and asin not in memo["opened"]:
-                    memo["opened"].append(asin)
-                    return f"click[{asin}]"
-            memo["opened"].append(ranked[0][1])  # every candidate seen: settle for the best title
-            memo["settle"] = True
-            return f"click[{ranked[0][1]}]"
+            if not memo.get("settle"):
+                for s, asin in ranked[: self.compare]:
+                    if s >= top - NEAR and asin not in memo["opened"]:
+                        memo["opened"].append(asin)
+                        return f"click[{asin}]"
+            memo["settle"] = True  # every candidate seen: the best fitting one
+            best = max(memo["fit"], key=memo["fit"].get) if memo["fit"] else ranked[0][1]
+            return f"click[{best}]"
         if kind == "item":
+            asin = memo["opened"][-1] if memo["opened"] else ""
+            if not env._options and asin and asin not in memo["fit"]:
+                memo["fit"][asin] = _fit(env)
             steps_left = getattr(env, "max_steps", 15) - memo["steps"]
             if (
                 self.compare > 1
                 and not memo.get("settle")
-                and len(memo["opened"]) < self.compare
-                and steps_left > 3 + len(_groups(env))
                 and not env._options
+                and steps_left > 4 + len(_groups(env))
                 and not _item_fit(env)
             ):
                 return "click[< prev]"
@@ -251,6 +294,7 @@ __all__ = [
     "MEANING_SCRIPTS",
     "MeaningPolicy",
     "SHADES",
+    "SYNONYMS",
     "TYPO_MIN",
     "budget",
     "meaning_tokens",
