@@ -88,3 +88,17 @@ def test_hard_report_runs_end_to_end_and_writes_the_verdict(tmp_path):
     assert (tmp_path / "r.md").read_text() == text
     assert "(tuning)" in text and "goal m" in text and "best script" in text
     assert not set(H.TUNING_SEEDS) & set(H.JUDGED_SEEDS)
+
+
+def test_hard_catalogue_has_fewer_types_all_vendor_spelled_and_the_expert_still_wins():
+    from agentgym_credit.bench.envs.webshop_difficulty import _episodes
+    from agentgym_credit.envs.webshop.catalog import HARD_TYPE_STEP, PRODUCT_TYPES, generate_catalog
+    from agentgym_credit.envs.webshop.env import WebShopEnv
+
+    hard, easy = generate_catalog(300, 1, hard=True), generate_catalog(300, 1)
+    allowed = {pt.noun for pt in PRODUCT_TYPES[::HARD_TYPE_STEP]}
+    assert {p["query"] for p in hard.products} <= allowed
+    assert len({p["query"] for p in easy.products}) > len(allowed)
+    assert hard.source.startswith("generated:v") and ":hard:" in hard.source and ":hard:" not in easy.source
+    env = WebShopEnv(catalog=hard, split="test", cache_dir=False)
+    assert _episodes(env, None, 20, seed=0)["success"] == 100.0
