@@ -45,10 +45,11 @@ NOTES = """Notes. The scripts read only the instruction and the page. Their shad
 written after reading the generator's vendor colour table (`envs/webshop/vendor.py`), so it knows most vendor
 shades: a favourable choice for the scripts, not a blind one. Tuning used catalogue seeds 1-2 (1k products)
 and 3 (10k), 100 goals each; the first judged run (84.6 / 51.0% at 1k, 78.8 / 35.8% at 10k) came before
-the synonym groups and the asked-group fit were added on the tuning seeds; a trial `hard` family preset (4-7 negatives, attribute- or option-heavy, "Not x-y."
-sentences) made the meaning script *stronger* there (82-89 score) and was not kept, so the judged catalogues
+the synonym groups and the asked-group fit were added on the tuning seeds; a trial family preset (4-7
+negatives, attribute- or option-heavy, "Not x-y." sentences, not the `hard=True` below) made the meaning script *stronger* there (82-89 score) and was not kept, so the judged catalogues
 are the default generator in `webshop_meaning.md`. Fewer product types plus vendor spelling everywhere
-(`hard=True`) did lower the scripts on the tuning seeds; `webshop_meaning_hard.md` is its judged run."""
+(`hard=True`, tuned on seeds 1-9) did lower the scripts on the tuning seeds; `webshop_meaning_hard.md` is
+its judged run. Each size: 2 judged catalogues x 200 test goals = 400 goals."""
 
 GOALS = {"score": 75.0, "success": 40.0, "expert": 100.0}
 
