@@ -47,6 +47,7 @@ BENCH_NAMES: tuple[str, ...] = (
     "webshop_snapshot",
     "webshop_difficulty",
     "webshop_language",
+    "webshop_hard",
     "llm_training",
     "gpu_rollout_speed",
     "grouping",
@@ -66,7 +67,7 @@ BENCH_ROOMS: dict[str, str] = {
     **dict.fromkeys(("env_speed", "credit_speed", "collector_speed", "alfworld_speed", "alfworld_memory",
                      "webshop_speed", "webshop_snapshot", "gpu_rollout_speed", "grouping_speed"), "speed"),
     **dict.fromkeys(("reliability",), "faults"),
-    **dict.fromkeys(("alfworld_games", "webshop_difficulty", "webshop_language"), "envs"),
+    **dict.fromkeys(("alfworld_games", "webshop_difficulty", "webshop_language", "webshop_hard"), "envs"),
     **dict.fromkeys(("verify",), "stats"),
 }
 """The room (sub-package of ``agentgym_credit.bench``) each benchmark lives in: the question it answers."""

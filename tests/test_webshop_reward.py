@@ -109,12 +109,44 @@ def test_goal_options_as_list_human_goal_form():
     assert get_reward(product(), g, 10.0, {"scent": "lavender", "size": "16 fl oz"}).reward == 1.0
 
 
-def test_normalize_color():
-    assert normalize_color("navy blue") == "blue"
-    assert normalize_color("dark red") == "red"
-    assert normalize_color("rose gold") == "gold"  # "gold" comes before "rose gold" alphabetically
-    assert normalize_color("unscented") == "unscented"
-    assert normalize_color("16 fl oz") == "16 fl oz"
+def test_normalize_color_package_list():
+    assert normalize_color("navy blue", "package") == "blue"
+    assert normalize_color("dark red", "package") == "red"
+    assert normalize_color("rose gold", "package") == "gold"  # "gold" comes before "rose gold" alphabetically
+    assert normalize_color("unscented", "package") == "unscented"
+    assert normalize_color("16 fl oz", "package") == "16 fl oz"
+    assert normalize_color("natural maple", "package") == "natural maple"
+
+
+def test_normalize_color_original_list_is_the_default():
+    """The original's own cases (its tests/web-agent-site/engine/test_normalize.py) plus its shade words."""
+    for value, want in [
+        ("", ""),
+        ("black forest", "black"),
+        ("violet lavender", "lavender"),
+        ("steelivy fuchsia", "fuchsia"),
+        ("123alabaster", "alabaster"),
+        ("webshop", "webshop"),
+        ("navy blue", "blue"),
+        ("dark red", "dark"),
+        ("natural maple", "natural"),
+        ("midnight", "midnight"),
+    ]:
+        assert normalize_color(value) == want == normalize_color(value, "original"), value
+    with pytest.raises(ValueError, match="color_rules"):
+        normalize_color("red", "rgb")
+
+
+def test_natural_maple_credited_for_natural_honey_only_under_the_original_rule():
+    """The known difference (issue 45): both normalize to "natural" under the original's list."""
+    g = goal(goal_options={"color": "natural honey"})
+    p = product(options={"color": ["natural honey", "natural maple"]})
+    orig = get_reward(p, g, 10.0, {"color": "natural maple"})
+    pkg = get_reward(p, g, 10.0, {"color": "natural maple"}, color_rules="package")
+    assert (orig.n_option_matches, orig.color_rules) == (1, "original")
+    assert (pkg.n_option_matches, pkg.color_rules) == (0, "package")
+    assert orig.reward > pkg.reward
+    assert get_reward(p, g, 10.0, {"color": "natural honey"}, color_rules="package").n_option_matches == 1
 
 
 def test_title_nouns_drop_modifiers_colours_and_stop_words():

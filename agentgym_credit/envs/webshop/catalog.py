@@ -146,7 +146,14 @@ def _n_instruction_attrs(rng: _Stream, attrs: list[str]) -> list[str]:
     return [attrs[j] for j in rng.sample(len(attrs), k)]
 
 
-def _family(rng: _Stream, pt: ProductType) -> list[dict[str, Any]]:
+HARD_TYPE_STEP = 6
+"""``hard=True`` catalogues draw from every 6th product type of the vocabulary (13 types across the five
+categories), so a catalogue holds about 6x as many same-type families, and spell every option list the
+vendor's way (rate 1.0 instead of :data:`~.vendor.VENDOR_RATE`). Tuned on catalogue seeds 1-3 against the
+meaning scripts of ``bench/envs/webshop_meaning.py`` (issue 45)."""
+
+
+def _family(rng: _Stream, pt: ProductType, hard: bool = False) -> list[dict[str, Any]]:
     """A base product spec and 2-4 hard negatives of it (see module docstring), in random order."""
     brand = BRANDS[rng.integers(len(BRANDS))]
     line = LINES[rng.integers(len(LINES))]
@@ -171,7 +178,7 @@ def _family(rng: _Stream, pt: ProductType) -> list[dict[str, Any]]:
         "price": (p0, top if ranged else None),
     }
     base.update(ins=ins, goal=goal_opts, kind="base")
-    base["vendor"] = vendor_values(rng, pt.options)
+    base["vendor"] = vendor_values(rng, pt.options, 1.0) if hard else vendor_values(rng, pt.options)
     # the title names at most one attribute, the same for the whole family: what tells siblings apart is
     # on the item page (bullets, description, attributes), not in the results list
     base["title_attrs"] = [attrs[rng.integers(len(attrs))]] if rng.u() < TITLE_ATTRIBUTE else []
@@ -228,19 +235,21 @@ def _member_goal(rng: _Stream, spec: dict[str, Any]) -> tuple[list[str], dict[st
     return ins, goal
 
 
-def iter_raw(num_products: int, seed: int = 0) -> Iterator[tuple[dict, dict, dict | None]]:
+def iter_raw(num_products: int, seed: int = 0, hard: bool = False) -> Iterator[tuple[dict, dict, dict | None]]:
     """Products one at a time, as ``(item, attribute entry, review entry or None)`` in the schema of
     the original files (see module docstring): nothing is held beyond the current family, so any size
     up to :data:`MAX_PRODUCTS` streams in constant memory. The attribute entry also holds the goal
-    options (``instruction_options``, a dict) that its instruction sentence asks for."""
+    options (``instruction_options``, a dict) that its instruction sentence asks for. ``hard``: fewer
+    product types, every option list in vendor spelling (:data:`HARD_TYPE_STEP`)."""
     if not MIN_PRODUCTS <= int(num_products) <= MAX_PRODUCTS:
         raise ValueError(f"num_products must be in [{MIN_PRODUCTS}, {MAX_PRODUCTS}], got {num_products}")
     rng = _Stream(np.random.default_rng([int(seed), GENERATOR_VERSION]))
     n, i = int(num_products), 0
     intern = sys.intern
+    types = PRODUCT_TYPES[::HARD_TYPE_STEP] if hard else PRODUCT_TYPES
     while i < n:
-        pt = PRODUCT_TYPES[rng.integers(len(PRODUCT_TYPES))]
-        for spec in _family(rng, pt):
+        pt = types[rng.integers(len(types))]
+        for spec in _family(rng, pt, hard):
             if i >= n:
                 return
             attrs = spec["attrs"]
@@ -325,14 +334,15 @@ def _progress(it: Iterable, n: int) -> Iterable:
     return tqdm(it, total=n, desc="webshop: generating products", unit="product")
 
 
-def generate_catalog(num_products: int = 1000, seed: int = 0) -> WebShopCatalog:
+def generate_catalog(num_products: int = 1000, seed: int = 0, hard: bool = False) -> WebShopCatalog:
     """The processed catalog of :func:`iter_raw`: products, prices and shuffled goals, processed one
-    product at a time (no raw copy of the catalog is held)."""
+    product at a time (no raw copy of the catalog is held). ``hard``: :data:`HARD_TYPE_STEP` (issue 45;
+    off by default, so default catalogs are unchanged)."""
     gc_was_on = gc.isenabled()
     gc.disable()  # millions of small containers, no cycles: the collector would only cost time
     try:
         products = []
-        for item, att, review in _progress(iter_raw(num_products, seed), int(num_products)):
+        for item, att, review in _progress(iter_raw(num_products, seed, hard), int(num_products)):
             revs = review["reviews"] if review is not None else []
             rating = review["average_rating"] if review is not None else "N.A."
             products.append(process_item(item, att, revs, rating))
@@ -342,13 +352,14 @@ def generate_catalog(num_products: int = 1000, seed: int = 0) -> WebShopCatalog:
         if gc_was_on:
             gc.enable()
     return WebShopCatalog(
-        products, prices, goals, source=f"generated:v{GENERATOR_VERSION}:{num_products}:{seed}"
+        products, prices, goals, source=f"generated:v{GENERATOR_VERSION}{':hard' if hard else ''}:{num_products}:{seed}"
     )
 
 
 __all__ = [
     "GENERATOR_VERSION",
     "HARD_NEGATIVE_KINDS",
+    "HARD_TYPE_STEP",
     "MAX_PRODUCTS",
     "OMISSION",
     "PRODUCT_TYPES",

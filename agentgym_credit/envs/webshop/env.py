@@ -29,7 +29,7 @@ from agentgym_credit.envs.base import CreditEnv, resolve_task
 from agentgym_credit.envs.webshop import pages as P
 from agentgym_credit.envs.webshop.catalog import PROGRESS_FROM, generate_catalog
 from agentgym_credit.envs.webshop.data import SPLITS, WebShopCatalog
-from agentgym_credit.envs.webshop.reward import REWARD_RULES, _require_fuzz, get_reward
+from agentgym_credit.envs.webshop.reward import REWARD_RULES, _color_list, _require_fuzz, get_reward
 from agentgym_credit.envs.webshop.search import BM25Index, shared_index
 from agentgym_credit.envs.webshop.snapshots import _RENDER_CACHE_SIZE, WebShopSnapshots, _Setting
 
@@ -92,6 +92,8 @@ class WebShopEnv(WebShopSnapshots, CreditEnv):
         cache_dir: folder of the on-disk search index (``False``: no disk cache).
         reward_rules: ``"v2"`` (default: the original repository's ``v2`` branch, exact sizes) or
             ``"master"`` (its ``master`` branch, behind the published numbers); see :mod:`.reward`.
+        color_rules: colour normalization of option values: ``"original"`` (default: the original's
+            ``normalize_color`` word list) or ``"package"`` (colour names only); see :mod:`.reward`.
 
     ``reset(options={"task": i})`` starts goal ``i`` of the split; without a task a goal is drawn
     uniformly with the episode RNG. ``info`` has the contract keys and ``score`` (the raw WebShop
@@ -118,6 +120,7 @@ class WebShopEnv(WebShopSnapshots, CreditEnv):
     max_steps = _Setting()
     show_attrs = _Setting()
     reward_rules = _Setting()
+    color_rules = _Setting()
 
     def __init__(
         self,
@@ -131,6 +134,7 @@ class WebShopEnv(WebShopSnapshots, CreditEnv):
         show_attrs: bool = False,
         cache_dir: str | Path | None | bool = None,
         reward_rules: str = "v2",
+        color_rules: str = "original",
         render_mode: str | None = None,
     ):
         super().__init__(render_mode=render_mode)
@@ -144,6 +148,8 @@ class WebShopEnv(WebShopSnapshots, CreditEnv):
         if reward_rules not in REWARD_RULES:
             raise ValueError(f"reward_rules must be one of {REWARD_RULES}, got {reward_rules!r}")
         self.reward_rules = reward_rules
+        _color_list(color_rules)  # a named error at construction for an unknown list
+        self.color_rules = color_rules
         self.catalog = catalog if catalog is not None else shared_catalog(num_products, catalog_seed)
         self.split = split
         self.task_indices = self.catalog.split_indices(split)
@@ -353,7 +359,8 @@ class WebShopEnv(WebShopSnapshots, CreditEnv):
         elif text == P.BUY_NOW:
             product = self.catalog.by_asin[self._asin]
             info = get_reward(
-                product, self.goal, self.catalog.prices[self._asin], self._options, rules=self.reward_rules
+                product, self.goal, self.catalog.prices[self._asin], self._options, rules=self.reward_rules,
+                color_rules=self.color_rules
             )
             self._score = info.reward
             self._page_kind = "done"

@@ -58,7 +58,7 @@ EXTRA_TYPE_ROWS: tuple[tuple, ...] = (
      (15, 70), "summer walks"),
     ("fashion", "Clothing, Shoes & Jewelry > Men > Clothing > Jeans", "men's jeans",
      "straight leg|stretch denim|five pocket|button fly|classic fit",
-     {"color": ("dark wash", "light wash", "black"), "size": ("30w x 30l", "32w x 32l", "34w x 32l", "36w x 34l")},
+     {"color": ("dark rinse", "light rinse", "black"), "size": ("30w x 30l", "32w x 32l", "34w x 32l", "36w x 34l")},
      (20, 80), "weekends"),
     ("fashion", "Clothing, Shoes & Jewelry > Women > Clothing > Sweaters", "women's cardigan",
      "button down|cable knit|oversized fit|ribbed cuffs|open front",

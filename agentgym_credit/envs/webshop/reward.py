@@ -43,8 +43,10 @@ princeton-nlp/WebShop, branch ``master`` (the code of the published numbers) and
 * **Fuzzy score.** ``token_set_ratio`` as ``thefuzz`` computes it: both strings lower-cased with
   non-alphanumerics turned into spaces, then rounded to an integer (``rapidfuzz`` does the work).
 * **Colour normalization.** A value is replaced by the first entry of an alphabetical colour list
-  that occurs in it as a substring (so ``"navy blue"`` becomes ``"blue"``); values with no colour are
-  left as they are.
+  that occurs in it as a substring; values with no colour are left as they are. ``color_rules``
+  picks the list: ``"original"`` (default) is the original's :data:`ORIGINAL_COLOR_SET`, shade and
+  pattern words included (``"natural maple"`` and ``"natural honey"`` both become ``"natural"``,
+  ``"navy blue"`` becomes ``"blue"``); ``"package"`` is :data:`COLOR_SET`, colour names only.
 
 Known difference: the original finds title nouns with a spaCy part-of-speech tagger (master
 ``en_core_web_sm``, v2 ``en_core_web_lg``); :func:`title_nouns` keeps every alphabetic word
@@ -155,7 +157,27 @@ COLOR_SET: tuple[str, ...] = tuple(
         }
     )
 )
-"""Alphabetical colour list; :func:`normalize_color` returns the first one found in a value."""
+"""The package's alphabetical colour list (``color_rules="package"``): colour names only."""
+
+ORIGINAL_COLOR_SET: tuple[str, ...] = tuple(
+    """
+    alabaster apricot aqua ash asphalt azure banana beige black blue blush bordeaux bronze brown
+    burgundy camel camo caramel champagne charcoal cheetah chestnut chocolate christmas coffee cognac
+    copper coral cranberry cream crystal dark denim eggplant elephant espresso fuchsia gold granite
+    grape graphite grass gray green grey heather indigo ivory ivy khaki lavender lemon leopard light
+    lilac lime magenta maroon mauve merlot midnight mint mocha multicolor mushroom mustard natural navy
+    nude olive orange peach pewter pink plum purple rainbow red rose royal rust sand sapphire seashell
+    silver skull slate steel stone stonewash sunflower tan taupe teal tiger turquoise violet walnut
+    wheat white wine yellow
+    """.split()
+)
+"""The original WebShop's colour words (``web_agent_site/engine/normalize.py``, default
+``color_rules="original"``), in its order: one-word entries, alphabetical, including shade and
+pattern words ("natural", "dark", "light", "royal", "midnight", "heather"), so "natural maple" and
+"natural honey" both normalize to "natural"."""
+
+COLOR_RULES: dict[str, tuple[str, ...]] = {"original": ORIGINAL_COLOR_SET, "package": COLOR_SET}
+"""Colour lists by rule name: ``"original"`` (default, as the original reward) or ``"package"``."""
 
 _STOP = frozenset(
     "a an and are as at be but by for from if in into is it its no not of on or such that the "
@@ -190,9 +212,17 @@ def fuzzy_score(a: str, b: str) -> int:
     return int(round(_fuzz.token_set_ratio(a, b, processor=_default_process)))
 
 
-def normalize_color(value: str) -> str:
-    """The first colour of :data:`COLOR_SET` contained in ``value``, else ``value`` unchanged."""
-    for color in COLOR_SET:
+def _color_list(color_rules: str) -> tuple[str, ...]:
+    try:
+        return COLOR_RULES[color_rules]
+    except (KeyError, TypeError):
+        raise ValueError(f"color_rules must be one of {tuple(COLOR_RULES)}, got {color_rules!r}") from None
+
+
+def normalize_color(value: str, color_rules: str = "original") -> str:
+    """The first colour of the ``color_rules`` list (:data:`COLOR_RULES`) contained in ``value`` as a
+    substring, else ``value`` unchanged."""
+    for color in _color_list(color_rules):
         if color in value:
             return color
     return value
@@ -264,20 +294,22 @@ def option_reward(
     goal_options: Mapping[str, str] | Iterable[str],
     selected: Mapping[str, str],
     rules: str = "v2",
+    color_rules: str = "original",
 ) -> tuple[float | None, int]:
     """``(share, count)`` of goal options the purchase satisfies (``share`` is None without goal
     options); ``count`` never exceeds the number of goal options. ``rules``: ``"v2"`` or ``"master"``
-    (module docstring)."""
+    (module docstring); ``color_rules``: the colour list (:data:`COLOR_RULES`)."""
+    _color_list(color_rules)
     if rules == "master":
-        return _option_reward_master(goal_options, selected)
+        return _option_reward_master(goal_options, selected, color_rules)
     if rules != "v2":
         raise ValueError(f"reward rules must be one of {REWARD_RULES}, got {rules!r}")
-    goals = [normalize_color(o.lower()) for o in _goal_option_values(goal_options)]
+    goals = [normalize_color(o.lower(), color_rules) for o in _goal_option_values(goal_options)]
     goal_names = [n.lower() for n in goal_options] if isinstance(goal_options, Mapping) else None
-    listed = {normalize_color(v.lower()) for vals in (purchased.get("options") or {}).values() for v in vals}
+    listed = {normalize_color(v.lower(), color_rules) for vals in (purchased.get("options") or {}).values() for v in vals}
     found: set[int] = set()
     for name, value in selected.items():
-        value = normalize_color(value.lower())
+        value = normalize_color(value.lower(), color_rules)
         open_goals = [
             i for i in range(len(goals)) if i not in found and (goal_names is None or goal_names[i] == name.lower())
         ]
@@ -302,7 +334,7 @@ def option_reward(
 
 
 def _option_reward_master(
-    goal_options: Mapping[str, str] | Iterable[str], selected: Mapping[str, str]
+    goal_options: Mapping[str, str] | Iterable[str], selected: Mapping[str, str], color_rules: str = "original"
 ) -> tuple[float | None, int]:
     """Master's option rule: a goal option counts when some selected value fuzzy-matches it.
 
@@ -313,10 +345,10 @@ def _option_reward_master(
     if isinstance(goal_options, Mapping):
         goals = []
         for name, value in goal_options.items():
-            goals.append(value if value in COLOR_SET else f"{name} {value}")
+            goals.append(value if value in _color_list(color_rules) else f"{name} {value}")
     else:
-        goals = [normalize_color(o) for o in goal_options]
-    values = [normalize_color(v) for v in selected.values()]
+        goals = [normalize_color(o, color_rules) for o in goal_options]
+    values = [normalize_color(v, color_rules) for v in selected.values()]
     n = sum(1 for g in goals if any(fuzzy_score(v, g) > FUZZY_THRESHOLD for v in values))
     return (n / len(goals) if goals else None), n
 
@@ -338,6 +370,7 @@ class RewardInfo:
     n_goal_attributes: int
     n_goal_options: int
     rules: str = "v2"
+    color_rules: str = "original"
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -349,13 +382,16 @@ def get_reward(
     price: float,
     selected: Mapping[str, str],
     rules: str = "v2",
+    color_rules: str = "original",
 ) -> RewardInfo:
     """Score of buying ``purchased`` at ``price`` with options ``selected`` for ``goal``.
 
     ``purchased`` has WebShop's processed fields (``name``/``Title``, ``query``, ``product_category``,
     ``Attributes``, ``BulletPoints``, ``Description``); ``goal`` has ``name``, ``query``,
     ``product_category``, ``attributes``, ``goal_options`` (dict or list of values), ``price_upper``.
-    ``rules``: ``"v2"`` (default) or ``"master"`` (see the module docstring). The score is in [0, 1].
+    ``rules``: ``"v2"`` (default) or ``"master"`` (see the module docstring); ``color_rules``:
+    ``"original"`` (default, the original's colour words) or ``"package"`` (:data:`COLOR_RULES`).
+    The score is in [0, 1].
     """
     if rules not in REWARD_RULES:
         raise ValueError(f"reward rules must be one of {REWARD_RULES}, got {rules!r}")
@@ -366,7 +402,7 @@ def get_reward(
     gopts = goal["goal_options"]
     gopts = gopts if isinstance(gopts, Mapping) else list(gopts)
     r_att, n_att = attribute_reward(purchased, attrs)
-    r_opt, n_opt = option_reward(purchased, gopts, selected, rules)
+    r_opt, n_opt = option_reward(purchased, gopts, selected, rules, color_rules)
     total = (n_att + n_opt + int(r_price)) / (len(attrs) + len(gopts) + 1) * t["r_type"]
     return RewardInfo(
         reward=float(total),
@@ -382,14 +418,17 @@ def get_reward(
         n_goal_attributes=len(attrs),
         n_goal_options=len(gopts),
         rules=rules,
+        color_rules=color_rules,
     )
 
 
 __all__ = [
+    "COLOR_RULES",
     "COLOR_SET",
     "EXACT_MATCH_OPTIONS",
     "FUZZY_THRESHOLD",
     "NO_BUDGET",
+    "ORIGINAL_COLOR_SET",
     "PRICE_RANGE",
     "REWARD_RULES",
     "RewardInfo",

@@ -157,12 +157,13 @@ class WebShopSnapshots:
     def _snapshot_config(self) -> str:
         """The configuration as one JSON string, rebuilt only when a setting changed (the base compares
         it on every get_state/set_state; a string costs a fraction of a nested dict)."""
-        key = (self.catalog, self.split, self.observation_mode, self.max_steps, self.show_attrs, self.reward_rules)
+        key = (self.catalog, self.split, self.observation_mode, self.max_steps, self.show_attrs, self.reward_rules,
+               self.color_rules)
         if key != self._config_key:
             c = self.catalog
             values = (c.source, c.fingerprint(), len(c.goals), *key[1:])
             fields = ("catalog", "catalog_fingerprint", "n_goals", "split", "observation_mode", "max_steps")
-            fields += ("show_attrs", "reward_rules")
+            fields += ("show_attrs", "reward_rules", "color_rules")
             self._config_key, self._config_text = key, json.dumps(dict(zip(fields, values)), sort_keys=True)
         return self._config_text
 

@@ -30,7 +30,7 @@ COLOR_NAMES: dict[str, tuple[str, ...]] = {
     "white": ("snow", "arctic", "chalk"),
     "navy blue": ("midnight", "deep sea", "admiral"),
     "red": ("crimson", "scarlet", "cardinal"),
-    "grey": ("charcoal", "slate", "heather ash"),
+    "grey": ("charcoal", "slate", "heather smoke"),
     "beige": ("oatmeal", "sand dune", "linen"),
     "pink": ("flamingo", "bubblegum", "rose quartz"),
     "green": ("forest", "fern", "olive leaf"),
@@ -61,7 +61,7 @@ PACKAGING: dict[str, tuple[str, ...]] = {
 }
 ADJECTIVES: dict[str, tuple[str, ...]] = {
     "scent": ("fresh", "wild", "calming", "pure"),
-    "flavor": ("natural", "bold", "rich", "zesty"),
+    "flavor": ("pure", "bold", "rich", "zesty"),
     "style": ("edition", "model", "version"),
 }
 _METRIC: dict[str, tuple[float, str]] = {
