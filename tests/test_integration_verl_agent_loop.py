@@ -331,7 +331,7 @@ def test_reward_extra_info_reports_success_per_category():
         await h.close()
         return cat
 
-    assert asyncio.run(go()) == "garden"  # the seed-0 goal of WebShop generator v6
+    assert asyncio.run(go()) == "grocery"  # the seed-0 goal of WebShop generator v6 (one stream draw per sentence)
     tok = build_tokenizer(["go north", "go east"] * 20, vocab_size=270)
     loop = _loop(tok, ScriptedServer(tok, ["go north"]))
     row = agc_verl.group_dataset("credit/GridWorld-v0", [1], env_kwargs={"size": 3, "n_tasks": 4}, max_steps=2,
