@@ -134,3 +134,12 @@ def test_checks_find_the_null_tie_the_known_effect_and_plan_the_seeds():
     rows = [{"env": "w", "arm": "grpo", "seed": s, "kls": "0.02;0;0.0199"} for s in range(3)]
     table = C.kl_table(rows + [{"env": "w", "arm": "grpo", "seed": 0, "kls": float("nan")}], "w", ["grpo", "null"])
     assert "0.333" in table and "0.0200 / 0.0200" not in table and "null" not in table
+
+
+def test_the_command_line_takes_the_policy_the_step_rule_and_the_reference_arms():
+    cfg, _ = T.config_from_args(["--policy", "neural", "--step", "kl", "--min-updates", "30", "--lrs", "0.03",
+                                 "--arms", "grpo", "null", "imitate"])
+    assert (cfg.policy, cfg.step, cfg.min_updates, cfg.arms) == ("neural", "kl", 30, ("grpo", "null", "imitate"))
+    cfg.validate()
+    with pytest.raises(SystemExit):
+        T.config_from_args(["--policy", "lstm"])
