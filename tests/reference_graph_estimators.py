@@ -90,17 +90,17 @@ def _dense_values(at, lands):
     return v
 
 
-def _auto(loops, key, backoff):
+def _auto(loops, key, backoff, obs="events"):
     if loops == "auto":
-        loops = {"state_key": "none", "obs_key": "events"}.get(key, "split")
+        loops = {"state_key": "none", "obs_key": obs}.get(key, "split")
     if backoff is None:
         backoff = 4.0 if loops == "split" else 0.0
     return loops, backoff
 
 
 def ref_graph(steps, *, gamma=0.95, lam=0.0, key="state_key", level=0, scope="group", time_aware=False,
-              truncation="zero", loops="auto", backoff=None, shrink=0.5, episode=0.0, invalid_penalty=0.0,
-              propagate_penalty=False, alias="auto", alias_z=0.5):
+              truncation="zero", loops="auto", backoff=None, shrink=0.25, episode=0.0, invalid_penalty=0.0,
+              propagate_penalty=False, alias="auto", alias_z=0.5, terminal=0.5, tail="clip", tail_k=3.0):
     if alias == "auto":
         alias = "fallback" if key == "obs_key" else "none"
     loops, backoff = _auto(loops, key, backoff)
@@ -117,8 +117,45 @@ def ref_graph(steps, *, gamma=0.95, lam=0.0, key="state_key", level=0, scope="gr
                  / (count[node_s[i]] + backoff) for i in range(steps.n)}
     else:
         blend = None
-    return _graph_adv(steps, gamma, lam, key, level, scope, time_aware, truncation, loops, shrink, episode,
-                      invalid_penalty, propagate_penalty, blend, alias, alias_z)
+    out = _graph_adv(steps, gamma, lam, key, level, scope, time_aware, truncation, loops, shrink, episode,
+                     invalid_penalty, propagate_penalty, blend, alias, alias_z, terminal)
+    return _tail(out, [_scope_of(steps, scope, i) for i in range(steps.n)], tail, tail_k)
+
+
+def _scope_of(steps, scope, i):
+    if scope == "group":
+        return int(steps.group_id[i])
+    return int(steps.task_key[i]) if scope == "task" else 0
+
+
+def _tail(adv, scope, tail, k):
+    """graph_tail.shape_tail with loops: clip at k x the scope's RMS, or signed mean ranks of |A| rescaled."""
+    if tail == "none":
+        return adv
+    members = {}
+    for i, sc in enumerate(scope):
+        members.setdefault(sc, []).append(i)
+    out = list(adv)
+    for rows in members.values():
+        rms = math.sqrt(sum(adv[i] ** 2 for i in rows) / len(rows))
+        if tail == "clip":
+            for i in rows:
+                out[i] = min(k * rms, max(-k * rms, adv[i]))
+            continue
+        nz = sorted((abs(adv[i]), i) for i in rows if abs(adv[i]) > 1e-6 * rms)
+        rank, q = {}, 0
+        while q < len(nz):  # a run of sorted neighbours within 1e-6 x RMS of each other ties
+            e = q
+            while e + 1 < len(nz) and nz[e + 1][0] - nz[e][0] <= 1e-6 * rms:
+                e += 1
+            for j in range(q, e + 1):
+                rank[nz[j][1]] = (q + e) / 2 + 1
+            q = e + 1
+        raw = {i: math.copysign(rank[i], adv[i]) if i in rank else 0.0 for i in rows}
+        new = math.sqrt(sum(x * x for x in raw.values()) / len(rows))
+        for i in rows:
+            out[i] = raw[i] * rms / new if new > 0 else 0.0
+    return out
 
 
 def _values(steps, *, gamma, key, level, scope, time_aware, truncation, loops, invalid_penalty, propagate_penalty):
@@ -128,11 +165,11 @@ def _values(steps, *, gamma, key, level, scope, time_aware, truncation, loops, i
 
 
 def _graph_adv(steps, gamma, lam, key, level, scope, time_aware, truncation, loops, shrink, episode,
-               invalid_penalty, propagate_penalty, blend, alias="none", alias_z=0.5):
+               invalid_penalty, propagate_penalty, blend, alias="none", alias_z=0.5, terminal=1.0):
     g = _Graph(steps, gamma, key, level, scope, time_aware, truncation, loops, invalid_penalty, propagate_penalty)
     if blend is not None:
         g.v = {u: blend.get(u, val) for u, val in g.v.items()}
-    return g.advantages(lam, shrink, episode, alias, alias_z)
+    return g.advantages(lam, shrink, episode, alias, alias_z, terminal)
 
 
 class _Graph:
@@ -193,6 +230,7 @@ class _Graph:
                 nxt[i] = None  # bootstrap only to nodes acted in
         v = _dense_values(at, {i: (rew[i], gamma, nxt[i]) for i in range(n)})
         self.tr, self.pen, self.rew, self.node, self.nxt, self.loop, self.at, self.v = tr, pen, rew, node, nxt, loop, at, v
+        self.ended = {rows[-1] for rows in tr.values() if term[rows[-1]]}
 
     def _shrunk(self, v, shrink):
         steps, at, node = self.steps, self.at, self.node
@@ -279,9 +317,14 @@ class _Graph:
                     break
         return _dense_values(at, lands)
 
-    def advantages(self, lam, shrink, episode, alias="none", alias_z=0.5):
+    def advantages(self, lam, shrink, episode, alias="none", alias_z=0.5, terminal=1.0):
         steps, gamma, n = self.steps, self.gamma, self.steps.n
         tr, pen, rew, node, nxt, loop, v = self.tr, self.pen, self.rew, self.node, self.nxt, self.loop, self.v
+        ends = {}  # terminal=k: a terminated row's TD reward is m_u + k (r - m_u), m_u its node's mean final reward
+        for i in self.ended:
+            ends.setdefault(node[i], []).append(rew[i])
+        r_td = {i: (sum(ends[node[i]]) / len(ends[node[i]]) * (1 - terminal) + terminal * rew[i]
+                    if i in self.ended else rew[i]) for i in range(n)}
         v = self._shrunk(v, shrink)
         cut = set()
         if alias == "fallback":
@@ -295,7 +338,7 @@ class _Graph:
             for pos in range(len(rows) - 1, -1, -1):
                 i = rows[pos]
                 vn = v[nxt[i]] if nxt[i] is not None else 0.0
-                delta = rew[i] + gamma * vn - v[node[i]]
+                delta = r_td[i] + gamma * vn - v[node[i]]
                 c = gamma if i in cut else gamma * lam
                 acc = delta + (c * acc if pos + 1 < len(rows) else 0.0)
                 out[i] = mc_ret[i] - v[node[i]] if (self.loops == "mc" and loop[i]) else acc

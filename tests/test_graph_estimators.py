@@ -13,7 +13,7 @@ import pytest
 
 from agentgym_credit.credit import ESTIMATORS, StepArrays, advantages
 from agentgym_credit.credit.gagpo import gagpo
-from agentgym_credit.credit.graph import graph
+from agentgym_credit.credit.graph import graph as _graph
 from agentgym_credit.credit.graph_model import GraphSolveError, solve_values, walk
 from agentgym_credit.credit.graphgpo import goal_distances, graphgpo
 from agentgym_credit.errors import StepArraysError
@@ -23,6 +23,14 @@ from reference_estimators import random_batch  # noqa: E402
 from reference_graph_estimators import GRAPH_REFERENCES  # noqa: E402
 
 A, B, C = 11, 12, 13
+
+
+def graph(steps, **kw):
+    """``graph`` at the issue-29 TD defaults (shrink 0.5, plain terminal rows, no tail reshaping, events on obs_key)
+    unless a test names an option: these tests check the TD machinery; issue 41's defaults are checked in
+    tests/test_graph_tail.py and tests/test_heldout_bench.py."""
+    base = {"shrink": 0.5, "terminal": 1.0, "tail": "none"} | ({"loops": "events"} if kw.get("key") == "obs_key" else {})
+    return _graph(steps, **(base | kw))
 
 
 def _steps(trajs, group=None, **extra):
@@ -107,7 +115,9 @@ OPTIONS = {
               {"key": "obs_key", "gamma": 1.0, "lam": 0.5}, {"key": "obs_key", "backoff": 0.0, "shrink": 0.0},
               {"key": "obs_key", "loops": "split", "backoff": 1.5, "time_aware": True},
               {"key": "obs_key", "loops": "events", "backoff": 2.0}, {"key": "obs_key", "loops": "events", "lam": 0.5},
-              {"key": "history", "level": 1, "loops": "events", "truncation": "bootstrap"}],
+              {"key": "history", "level": 1, "loops": "events", "truncation": "bootstrap"},
+              {"terminal": 0.0, "tail": "clip", "tail_k": 1.5}, {"terminal": 1.0, "tail": "none", "shrink": 0.5},
+              {"key": "obs_key", "terminal": 0.25, "tail": "rank", "lam": 0.5, "shrink": "auto"}],
     "graphgpo": [{}, {"normalize_distance": True, "key": "state_key"}, {"norm": "mean", "omega": 0.5},
                  {"key": "history", "level": 1, "episode_baseline": "trajectory"},
                  {"invalid_penalty": 0.0, "lone": "zero"}, {"invalid_penalty": -0.3, "norm": "mean"},
@@ -501,7 +511,7 @@ def test_fallback_values_equal_the_exact_solve_with_cut_edges():
         for opts in ({"alias": "fallback", "alias_z": 0.0}, {"alias": "fallback", "alias_z": 0.3, "scope": "batch"},
                      {"alias": "fallback", "key": "history", "level": 1, "lam": 0.5},
                      {"alias": "fallback", "alias_z": 0.0, "truncation": "bootstrap", "key": "obs_key", "loops": "mc"}):
-            np.testing.assert_allclose(graph(s, **opts), GRAPH_REFERENCES["graph"](s, **opts), atol=1e-6,
+            np.testing.assert_allclose(_graph(s, **opts), GRAPH_REFERENCES["graph"](s, **opts), atol=1e-6,
                                        err_msg=f"{opts} seed {seed}")
 
 

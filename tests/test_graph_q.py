@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from agentgym_credit.credit import ESTIMATORS, advantages
-from agentgym_credit.credit.graph import graph
+from agentgym_credit.credit.graph import graph as _graph
 from agentgym_credit.credit.graph_q import graph_q
 from agentgym_credit.errors import StepArraysError
 
@@ -25,6 +25,14 @@ OPTIONS = [{}, {"key": "obs_key"}, {"key": "history", "level": 1}, {"lam": 0.0, 
            {"truncation": "bootstrap", "scope": "batch", "propagate_penalty": True, "invalid_penalty": -0.2},
            {"key": "obs_key", "loops": "none", "episode": 0.5, "prior": 3.0},
            {"key": "obs_key", "backoff": 0.0, "gamma": 1.0, "lam": 0.3}]
+
+
+def graph(steps, **kw):
+    """``graph`` at the issue-29 TD defaults (shrink 0.5, plain terminal rows, no tail reshaping, events on obs_key)
+    unless a test names an option: these tests check the TD machinery; issue 41's defaults are checked in
+    tests/test_graph_tail.py and tests/test_heldout_bench.py."""
+    base = {"shrink": 0.5, "terminal": 1.0, "tail": "none"} | ({"loops": "events"} if kw.get("key") == "obs_key" else {})
+    return _graph(steps, **(base | kw))
 
 
 def _with_ends(s, seed):

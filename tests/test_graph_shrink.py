@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from agentgym_credit.credit import ESTIMATORS, StepArrays
-from agentgym_credit.credit.graph import graph, graph_nodes, graph_values
+from agentgym_credit.credit.graph import graph as _graph
+from agentgym_credit.credit.graph import graph_nodes, graph_values
 from agentgym_credit.credit.graph_shrink import auto_weights
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -22,11 +23,19 @@ AUTO_OPTIONS = [{}, {"key": "obs_key"}, {"lam": 0.7, "time_aware": True}, {"scop
                 {"key": "obs_key", "loops": "mc", "gamma": 0.99}]
 
 
+def graph(steps, **kw):
+    """``graph`` at the issue-29 TD defaults (shrink 0.5, plain terminal rows, no tail reshaping, events on obs_key)
+    unless a test names an option: these tests check the TD machinery; issue 41's defaults are checked in
+    tests/test_graph_tail.py and tests/test_heldout_bench.py."""
+    base = {"shrink": 0.5, "terminal": 1.0, "tail": "none"} | ({"loops": "events"} if kw.get("key") == "obs_key" else {})
+    return _graph(steps, **(base | kw))
+
+
 @pytest.mark.parametrize("opts", AUTO_OPTIONS)
 def test_auto_equals_the_plain_transcription(opts):
     for seed in range(4):
         s = random_batch(seed)
-        np.testing.assert_allclose(graph(s, shrink="auto", **opts), ref_graph(s, shrink="auto", **opts), atol=1e-6,
+        np.testing.assert_allclose(_graph(s, shrink="auto", **opts), ref_graph(s, shrink="auto", **opts), atol=1e-6,
                                    err_msg=f"{opts} seed {seed}")
 
 

@@ -4,10 +4,12 @@ statistics' null case and known effect, and one small real run end to end."""
 from __future__ import annotations
 
 from collections import defaultdict
+from itertools import product
 
 import numpy as np
 import pytest
 
+from agentgym_credit.bench.exact import graph_tuning as G
 from agentgym_credit.bench.exact import heldout as H
 
 
@@ -30,22 +32,76 @@ def _fake(values: dict[str, list[float]], cells) -> dict:
     return res
 
 
+def _fake_grid(per_setting, kurt_of, cells):
+    """Fake tuning rows: every candidate's Pearson per cell from ``per_setting(shrink, terminal, tail, obs)``
+    (obs None for state_key) and its kurtosis from ``kurt_of``; GiGPO's kurtosis 5 everywhere."""
+    vals, kurt = {}, {}
+    for s, t, tl in product(G.SHRINKS, G.TERMINALS, H.TAILS):
+        vals[H.candidate_name(s, t, tl)] = per_setting(s, t, tl, None)
+        kurt[H.candidate_name(s, t, tl)] = kurt_of(s, t, tl)
+        for ob in G.OBS_OPTIONS:
+            vals[H.candidate_name(s, t, tl, ob)] = per_setting(s, t, tl, ob)
+            kurt[H.candidate_name(s, t, tl, ob)] = kurt_of(s, t, tl)
+    res = _fake({k: [[x] * 3 for x in v] for k, v in vals.items()}, cells)
+    for c in cells:
+        for k, ku in kurt.items():
+            res[(*c, k)]["kurt"] = [ku] * 3
+        for g in ("gigpo[state]", "gigpo[obs]"):
+            res[(*c, g)]["kurt"] = [5.0] * 3
+    return res
+
+
 def test_choose_defaults_minimises_the_worst_regret_not_the_mean():
     cells = [("a", "uniform", 2), ("b", "uniform", 2)]
-    vals = {}
-    for s in H.SHRINKS:
-        for lam in H.LAMS:
-            # shrink 1: best mean (great on a, poor on b); shrink 0.5: never far from the best
-            per = {1.0: [0.9, 0.3], 0.5: [0.7, 0.6]}.get(s, [0.2, 0.2])
-            per = [x - 0.05 * lam for x in per]
-            vals[H.candidate_name(s, lam)] = [[x] * 3 for x in per]
-            for lp in H.LOOPS:
-                bonus = 0.1 if lp == "none" else 0.0
-                vals[H.candidate_name(s, lam, lp)] = [[x + bonus] * 3 for x in per]
-    choice, table = H.choose_defaults(_fake(vals, cells), cells)
-    assert (choice["shrink"], choice["lam"], choice["loops"]) == (0.5, 0.0, "none")
-    assert choice["worst_regret"] == pytest.approx(0.2)
-    assert table[0][:3] == (0.5, 0.0, "none")
+
+    def per(s, t, tl, ob):
+        # shrink 1: best mean (great on a, poor on b); shrink 0.5: never far from the best; none/none best on obs
+        base = {1.0: [0.9, 0.3], 0.5: [0.7, 0.6]}.get(s, [0.2, 0.2])
+        bonus = (0.1 if ob == ("none", "none") else 0.0) - 0.05 * (1 - t) - (0.0 if tl == "none" else 0.01)
+        return [x + bonus for x in base]
+
+    choice, table = H.choose_defaults(_fake_grid(per, lambda s, t, tl: 6.0, cells), cells, guard=None)
+    assert (choice["shrink"], choice["terminal"], choice["tail"], choice["obs"]) == (0.5, 1.0, "none", ("none", "none"))
+    assert choice["worst_regret"] == pytest.approx(0.2) and choice["admissible"]
+    assert table[0][:4] == (0.5, 1.0, "none", ("none", "none"))
+
+
+def test_choose_defaults_picks_only_among_levels_the_learning_guard_admits():
+    cells = [("a", "uniform", 2), ("b", "uniform", 2)]
+
+    def per(s, t, tl, ob):  # rank with none/none is the most accurate; the guard admits neither
+        return [0.9, 0.9] if (tl == "rank" and ob == ("none", "none")) else [0.6 + 0.1 * (s == 0.25), 0.6]
+
+    res = _fake_grid(per, lambda s, t, tl: 6.0, cells)
+    free, _ = H.choose_defaults(res, cells, guard=None)
+    assert free["tail"] == "rank" and free["obs"] == ("none", "none")
+    guarded, table = H.choose_defaults(res, cells)  # the default guard: LEARNING_GUARD
+    assert guarded["tail"] in H.LEARNING_GUARD["tail"] and guarded["obs"] in H.LEARNING_GUARD["obs"]
+    assert guarded["shrink"] == 0.25 and guarded["admissible"]
+    assert all(r[8] == all(v in H.LEARNING_GUARD[k] for k, v in zip(("shrink", "terminal", "tail", "obs"), r[:4]))
+               for r in table)
+
+
+def test_choose_defaults_excludes_heavy_tailed_settings_first():
+    cells = [("a", "uniform", 2), ("b", "uniform", 2)]
+
+    def per(s, t, tl, ob):  # tail "none" is the most accurate everywhere ...
+        return [0.8, 0.8] if tl == "none" else [0.7, 0.7] if tl == "clip2" else [0.5, 0.5]
+
+    # ... but its kurtosis (30) is above 2 x GiGPO's (5): the admissible clip2 (kurtosis 8) wins
+    choice, table = H.choose_defaults(_fake_grid(per, lambda s, t, tl: 30.0 if tl == "none" else 8.0, cells), cells,
+                                      guard=None, kurtosis_factor=2.0)
+    assert choice["tail"] == "clip2" and choice["admissible"]
+    assert choice["limits"] == (10.0, 10.0) and all(not r[8] for r in table if r[2] == "none")
+    # nothing admissible: the plain rule over every setting (and it says so)
+    choice, _ = H.choose_defaults(_fake_grid(per, lambda s, t, tl: 30.0, cells), cells, guard=None, kurtosis_factor=2.0)
+    assert choice["tail"] == "none" and not choice["admissible"]
+
+
+def test_kurtosis_by_hand():
+    assert H.kurtosis(np.array([1.0, -1.0, 1.0, -1.0])) == pytest.approx(1.0)
+    assert H.kurtosis(np.array([0.0, 0.0, 0.0, 2.0])) == pytest.approx((0.5 ** 4 * 3 + 1.5 ** 4) / 4 / 0.75 ** 2)
+    assert np.isnan(H.kurtosis(np.zeros(5)))
 
 
 def test_null_case_ties_and_known_effect_wins_on_synthetic_seeds():
@@ -93,18 +149,22 @@ def test_unknown_family_for_a_split_is_refused():
 
 
 def test_graphs_defaults_are_the_ones_the_tuning_report_chose():
-    """The defaults of ``graph`` are the tuning run's choice (benchmarks/credit_tuning.md), not the values
-    it was built with (shrink 1 had a worst tuning-cell regret of 0.34 against 0.22 for the choice)."""
+    """The defaults of ``graph`` are issue 41's tuning run's choice (benchmarks/exact/graph_credit_tuning.md)."""
     import inspect
     import re
 
-    from agentgym_credit.credit.graph import auto_loops, graph
+    from agentgym_credit.credit.graph import OBS_LOOPS, auto_alias, graph
 
-    text = (H.Path(__file__).resolve().parents[1] / "benchmarks" / "credit_tuning.md").read_text()
-    m = re.search(r"Chosen: `shrink=([0-9.]+|auto)`, `lam=([0-9.]+)`, obs_key `loops='(\w+)'`", text)
+    text = (H.Path(__file__).resolve().parents[1] / H.TUNING_REPORT).read_text()
+    m = re.search(r"Chosen: `shrink=([0-9.]+|auto), terminal=([0-9.]+), tail=(\w+); obs_key loops=(\w+), "
+                  r"alias=(\w+)`", text)
     assert m, "the tuning report states its choice"
     params = inspect.signature(graph).parameters
     shrink = m.group(1) if m.group(1) == "auto" else float(m.group(1))
     assert params["shrink"].default == shrink
-    assert params["lam"].default == float(m.group(2))
-    assert params["loops"].default == "auto" and auto_loops("auto", "obs_key") == m.group(3)
+    assert params["terminal"].default == float(m.group(2))
+    how, k = H.TAILS[m.group(3)]
+    assert params["tail"].default == how and params["tail_k"].default == k
+    assert params["loops"].default == "auto" and OBS_LOOPS == m.group(4)
+    assert params["alias"].default == "auto" and auto_alias("auto", "obs_key") == m.group(5)
+    assert params["lam"].default == 0.0

@@ -37,8 +37,8 @@ Choices, all options:
   the SET of observations at which the trajectory has made a valid self-loop so far): it remembers
   WHERE the hidden change may have happened, so looping at the key rack and looping at the locked
   door are different histories, and looping twice at one place is a real no-op; for ``key="history"``
-  the loops are those of ``obs_key``), ``"auto"`` (default: ``"events"`` on ``obs_key``, ``"none"``
-  on ``state_key``, whose self-loops are real, ``"split"`` on ``history``). With ``backoff=k > 0`` a
+  the loops are those of ``obs_key``), ``"auto"`` (default: ``"events"`` on ``obs_key``
+  (:data:`OBS_LOOPS`), ``"none"`` on ``state_key``, whose self-loops are real, ``"split"`` on ``history``). With ``backoff=k > 0`` a
   split or events node's V-hat is (n V-hat_split + k V-hat_unsplit) / (n + k), so thin nodes lean on
   the unsplit graph; ``backoff=None`` (default) is 4 for ``"split"`` and 0 for ``"events"`` (leaning
   on the unsplit graph brings back the aliasing the events removed). Measured on AliasedGrid (3x3,
@@ -63,18 +63,36 @@ Choices, all options:
   it is plain TD; ``alias_z=0`` cuts every edge whose mean differs at all (close to GiGPO's step term on
   the graph's targets). Chosen on the tuning families of ``bench train`` (AliasedGrid, household-small
   without the carried line; ``benchmarks/training_graph_obs.md``).
-- **Thin graphs.** ``shrink=k > 0`` (default 0.5; 0 = the plain certainty-equivalence values)
+- **Thin graphs.** ``shrink=k > 0`` (default 0.25 since issue 41; 0 = the plain certainty-equivalence values)
   replaces V-hat(u) by (n_u V-hat(u) + k b) / (n_u + k), n_u the rows at u, b the scope's mean
   discounted step return: nodes seen once pull toward the group baseline instead of giving TD 0
-  (the default 0.5 has the smallest worst-cell regret of shrink 0/0.25/0.5/1/2 x lam 0/0.5 on the 63
-  tuning cells of ``benchmarks/credit_tuning.md``: 1 swamps a small A^pi under a near-optimal policy,
-  0 leaves thin nodes at TD 0; judged on held-out families in ``benchmarks/graph_credit.md``).
+  (issue 29 chose 0.5 on ``benchmarks/credit_tuning.md``; issue 41's guarded rule chose 0.25 on
+  ``benchmarks/exact/graph_credit_tuning.md``).
   ``shrink="auto"``: an empirical-Bayes weight per node from the scope's own rows, s^2 / (s^2 + n_u tau^2)
   (s^2 the pooled within-node variance of the one-step targets, tau^2 the between-node spread of V-hat
   about b), its pull clipped to the node's standard error s / sqrt(n_u), so it vanishes on well-visited
   nodes and cannot swamp a small A^pi (:mod:`~agentgym_credit.credit.graph_shrink`). ``episode=w``
   adds w times GRPO's episode advantage (:func:`~agentgym_credit.credit.episode.episode_advantage`,
   mean/std over the group).
+- **Noisy final rewards** (``terminal``, issue 41). A terminated row's TD error r - V-hat(u) carries the
+  final reward's own noise (a Bernoulli payout 16 steps after the choice that decided it: +0.3 / -0.7 where
+  A^pi is about 0). ``terminal=k`` in [0, 1] uses m_u + k (r - m_u) for r in that error, m_u the mean reward
+  of the scope's terminated rows at u (``k=1``: plain TD; ``k=0``: the node's mean outcome); values are
+  unchanged (:func:`~agentgym_credit.credit.graph_tail.terminal_rewards`). Default 0.5.
+- **Heavy tails** (``tail``, issue 41): ``"none"``, ``"clip"`` (each row clipped to +-``tail_k`` times
+  its scope's root mean square advantage) or ``"rank"`` (signed ranks of |A| per scope, rescaled to the
+  scope's RMS), applied last (:func:`~agentgym_credit.credit.graph_tail.shape_tail`). Default ``"clip"`` at 3.
+
+  **Defaults** (issue 41, ``benchmarks/exact/graph_credit_tuning.md``): ``shrink=0.25``, ``terminal=0.5``,
+  ``tail="clip"`` at 3, and on ``obs_key`` ``loops="events"`` with ``alias="fallback"``: the smallest worst
+  regret (mean Pearson with the exact A^pi) over the 72 tuning cells among settings whose every level passes a
+  learning guard (each level alone keeps ``graph[obs]``'s tabular training on AliasedGrid and household-small
+  within 0.05 final success of the issue-29 defaults: ``benchmarks/learning/graph_guard.md``). The rule as first
+  registered (a kurtosis criterion instead of the guard) picked ``shrink=0``, ``tail="rank"``, ``loops="none"``:
+  it learned household-small to 0.59-0.63 and AliasedGrid to 0.30 final success where the defaults reach 0.99
+  and 1.0, so the criterion was withdrawn (``benchmarks/credit_heldout.split.md``, fourth addendum). Judged on
+  held-out families in ``benchmarks/exact/graph_credit_heldout.md``. ``graph(..., shrink=0.5, terminal=1,
+  tail="none")`` is the issue-29 default.
 
 A group with one trajectory is valid (its graph is its own path: with ``shrink=0`` TD credit is 0
 except where it revisits nodes; with shrinkage its values lean toward its own mean return). NaN
@@ -92,6 +110,7 @@ from agentgym_credit.credit import checks
 from agentgym_credit.credit.episode import episode_advantage
 from agentgym_credit.credit.graph_model import base_keys, code_nodes, scan, scan_coef, solve_values, walk
 from agentgym_credit.credit.graph_shrink import shrink_option, shrink_values
+from agentgym_credit.credit.graph_tail import shape_tail, tail_option, terminal_rewards
 from agentgym_credit.credit.grouping import mix64
 from agentgym_credit.credit.returns import penalty
 from agentgym_credit.credit.steps import StepArrays
@@ -210,12 +229,17 @@ def _scope_ids(steps: StepArrays, scope: str) -> np.ndarray:
     return np.zeros(steps.n, np.int64)
 
 
-def auto_loops(loops: str, key: str) -> str:
-    """``loops="auto"`` resolved: ``"events"`` on ``obs_key`` (what the agent sees), ``"none"`` on a true
-    ``state_key`` (its self-loops are real no-ops) and ``"split"`` on a ``history`` key."""
+OBS_LOOPS = "events"
+"""What ``graph``'s ``loops="auto"`` means on ``obs_key`` (issue 41's guarded tuning rule kept it)."""
+
+
+def auto_loops(loops: str, key: str, obs: str = "events") -> str:
+    """``loops="auto"`` resolved: ``obs`` on ``obs_key`` (what the agent sees: ``graph`` passes
+    :data:`OBS_LOOPS`, ``graph_q`` the default ``"events"``), ``"none"`` on a true ``state_key`` (its
+    self-loops are real no-ops) and ``"split"`` on a ``history`` key."""
     if loops != "auto":
         return loops
-    return {"state_key": "none", "obs_key": "events"}.get(key, "split")
+    return {"state_key": "none", "obs_key": obs}.get(key, "split")
 
 
 def default_backoff(backoff: float | None, loops: str) -> float:
@@ -249,8 +273,9 @@ def checked_options(*, gamma: float, lam: float, key: str, scope: str, truncatio
 
 def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str = "state_key", level: int = 0,
           scope: str = "group", time_aware: bool = False, truncation: str = "zero", loops: str = "auto",
-          backoff: float | None = None, shrink: float = 0.5, episode: float = 0.0, invalid_penalty: float = 0.0,
-          propagate_penalty: bool = False, alias: str = "auto", alias_z: float = 0.5) -> np.ndarray:
+          backoff: float | None = None, shrink: float | str = 0.25, episode: float = 0.0, invalid_penalty: float = 0.0,
+          propagate_penalty: bool = False, alias: str = "auto", alias_z: float = 0.5, terminal: float = 0.5,
+          tail: str = "clip", tail_k: float = 3.0) -> np.ndarray:
     """Certainty-equivalence TD(lam) advantage on the empirical graph (float64, input order)."""
     checks.as_steps(steps)
     gamma, lam, shrink, backoff, episode, invalid_penalty = checked_options(
@@ -259,7 +284,9 @@ def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str 
     checks.choice("alias", alias, ALIAS)
     alias_z = checks.positive("alias_z", alias_z, allow_zero=True)
     alias = auto_alias(alias, key)
-    loops = auto_loops(loops, key)
+    loops = auto_loops(loops, key, obs=OBS_LOOPS)
+    terminal = checks.unit_interval("terminal", terminal)
+    tail, tail_k = tail_option(tail, tail_k)
     if steps.n == 0:
         base_keys(steps, key, level)
         return np.zeros(0)
@@ -269,16 +296,18 @@ def graph(steps: StepArrays, *, gamma: float = 0.95, lam: float = 0.0, key: str 
                                          time_aware=time_aware, truncation=truncation, loops=loops,
                                          backoff=backoff, shrink=shrink)
     r = r[w.order]
+    r_td = terminal_rewards(r, node, w.ended, terminal)  # noisy terminal rows (graph_tail): the TD errors only
     if alias == "fallback":
         adv_sorted, v = _fallback(steps, r, w, node, nxt, v, gamma=gamma, lam=lam, scope=scope, shrink=shrink,
-                                  z=alias_z)
+                                  z=alias_z, r_td=r_td)
     else:
         v_next = np.where(nxt >= 0, v[np.maximum(nxt, 0)], 0.0)
-        adv_sorted = scan(r + gamma * v_next - v[node], w.last, gamma * lam, w.max_length)
+        adv_sorted = scan(r_td + gamma * v_next - v[node], w.last, gamma * lam, w.max_length)
     if loops == "mc" and np.any(loop):  # a self-loop's credit: its own Monte-Carlo return minus V-hat(u)
         ret = scan(r, w.last, gamma, w.max_length)
         adv_sorted[loop] = ret[loop] - v[node[loop]]
-    return finish(steps, w.order, adv_sorted, p, episode, invalid_penalty, propagate_penalty)
+    out = finish(steps, w.order, adv_sorted, p, episode, invalid_penalty, propagate_penalty)
+    return shape_tail(out, _scope_ids(steps, scope), tail, tail_k)
 
 
 def auto_alias(alias: str, key: str) -> str:
@@ -319,11 +348,12 @@ def mixed_edges(node: np.ndarray, nxt: np.ndarray, v: np.ndarray, ret: np.ndarra
 
 
 def _fallback(steps: StepArrays, r: np.ndarray, w, node: np.ndarray, nxt: np.ndarray, v: np.ndarray, *, gamma: float,
-              lam: float, scope: str, shrink: float, z: float) -> np.ndarray:
+              lam: float, scope: str, shrink: float, z: float, r_td: np.ndarray | None = None) -> np.ndarray:
     """``alias="fallback"``: TD(lam) on the graph, except that a row on a mixed edge (:func:`mixed_edges`) does
     not bootstrap on the node it reaches: its target runs on along its own trajectory (lam = 1) to the next
     row that does bootstrap, in the values (one more solve with those edges cut, no back-off) and in its
-    advantage. Returns the sorted advantages and the values used."""
+    advantage. Returns the sorted advantages and the values used. ``r_td``: the rewards of the TD errors
+    (:func:`~agentgym_credit.credit.graph_tail.terminal_rewards`; default ``r``), the values always use ``r``."""
     ret = scan(r, w.last, gamma, w.max_length)
     node_scope = _node_scope_of(steps, w, node, scope, len(v))
     cut = mixed_edges(node, nxt, v, ret, w, node_scope, z)
@@ -336,7 +366,8 @@ def _fallback(steps: StepArrays, r: np.ndarray, w, node: np.ndarray, nxt: np.nda
     coef = np.where(cut, gamma, gamma * lam)
     # A_p = delta_p + coef_p A_{p+1}: on a cut edge V2 of the next node cancels (coef gamma), so A_p is the
     # return along the row's own trajectory up to the next bootstrap, minus V2(u_p)
-    return scan_coef(r + gamma * v_next - v2[node], coef, w.last, w.max_length), v2
+    r_td = r if r_td is None else r_td
+    return scan_coef(r_td + gamma * v_next - v2[node], coef, w.last, w.max_length), v2
 
 
 def _node_scope_of(steps: StepArrays, w, node: np.ndarray, scope: str, m: int) -> np.ndarray:
@@ -385,4 +416,4 @@ def graph_values(steps: StepArrays, reward: np.ndarray, *, gamma: float, key: st
 
 
 __all__ = ["graph", "graph_nodes", "graph_values", "checked_options", "auto_loops", "auto_alias", "default_backoff",
-           "finish", "mixed_edges", "SCOPES", "TRUNCATIONS", "LOOPS", "ALIAS"]
+           "finish", "mixed_edges", "OBS_LOOPS", "SCOPES", "TRUNCATIONS", "LOOPS", "ALIAS"]

@@ -78,6 +78,11 @@ ENVS: tuple[EnvSpecEntry, ...] = (
         kwargs={"mechanism": "lever"},
     ),
     EnvSpecEntry(
+        "credit/LateCoin-v0",
+        "agentgym_credit.envs.gridworld:LateCoinEnv",
+        "Pick a door; a chest 16 steps later pays 1 with the door's probability (noisy reward paid late).",
+    ),
+    EnvSpecEntry(
         "credit/FrozenLake4x4-v0",
         "agentgym_credit.envs.toytext:FrozenLakeTextEnv",
         "Gymnasium's FrozenLake 4x4, slippery, as a text env; its own P as the exact model.",

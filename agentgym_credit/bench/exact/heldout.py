@@ -44,6 +44,17 @@ from agentgym_credit.bench.exact.credit_run import (
 from agentgym_credit.bench.exact.credit_signals import obs_keyed
 from agentgym_credit.bench.stats import metrics as M
 from agentgym_credit.bench.stats.report import machine_lines, markdown_table, progress, write_csv
+from agentgym_credit.bench.exact.graph_tuning import (
+    CANDIDATES,
+    KURTOSIS_FACTOR,
+    LEARNING_GUARD,
+    TAILS,
+    _fmt,
+    candidate_name,
+    cell_means,
+    choose_defaults,
+    kurtosis,
+)
 from agentgym_credit.credit import advantages
 
 GRADED = TaskSpec("graded", "credit/GradedGrid-v0", "slip 0.2, goal 1.0 / side exit 0.4 / coin 0.3, step cost",
@@ -57,6 +68,8 @@ TUNING: dict[str, TaskSpec] = {
                          fully_observed=True),
     "costaliased": TaskSpec("costaliased", "credit/AliasedGrid-v0", "hidden key, step cost 0.03, slip 0.1, pit -0.5",
                             (("step_cost", 0.03), ("slip", 0.1), ("n_traps", 1), ("trap_reward", -0.5))),
+    "latecoin": TaskSpec("latecoin", "credit/LateCoin-v0", "door choice shown; Bernoulli chest 16 steps later",
+                         fully_observed=True),
 }
 """Families where defaults are chosen (the five old ones and two new ones with step costs)."""
 
@@ -74,6 +87,10 @@ HELD_OUT: dict[str, TaskSpec] = {
                  fully_observed=True),
         TaskSpec("keycorridor", "credit/KeyCorridor-v0", "key picked up on arrival, never shown"),
         TaskSpec("lever", "credit/LeverRoom-v0", "lever pulled elsewhere, a trapdoor moves you, never shown"),
+        TaskSpec("latehidden", "credit/LateCoin-v0", "3 doors after 3 cells, door never shown, step cost; "
+                 "Bernoulli chest 16 steps later", (("n_doors", 3), ("pre", 3), ("show_choice", False),
+                                                    ("best", 0.6), ("gap", 0.3), ("step_cost", 0.01),
+                                                    ("max_steps", 56))),
     )
 }
 """Families where defaults are judged, never chosen (``benchmarks/credit_heldout.split.md``)."""
@@ -102,38 +119,14 @@ JUDGED: dict[str, Signal] = {
     "graph[obs] events shrink1": lambda s, o, g: advantages("graph", s, gamma=g, key="obs_key", loops="events",
                                                             shrink=1.0),
     "graph[obs] none": lambda s, o, g: advantages("graph", s, gamma=g, key="obs_key", loops="none"),
+    "graph issue29": lambda s, o, g: advantages("graph", s, gamma=g, shrink=0.5, terminal=1.0, tail="none"),
+    "graph terminal0": lambda s, o, g: advantages("graph", s, gamma=g, terminal=0.0),
+    "graph[obs] issue29": lambda s, o, g: advantages("graph", s, gamma=g, key="obs_key", loops="events",
+                                                     alias="fallback", shrink=0.5, terminal=1.0, tail="none"),
 }
 """Estimators a held-out run scores: defaults (no option named) and the pre-issue-29 defaults (shrink 1,
 events on obs_key) for reference, and ``shrink="auto"`` (a candidate the tuning rule did not pick: reported,
 never chosen here)."""
-
-SHRINKS: tuple[float | str, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, "auto")
-"""``"auto"`` (credit/graph_shrink.py) appended after the second tuning run, before any held-out run of it
-(``benchmarks/credit_heldout.split.md``, second addendum)."""
-LAMS = (0.0, 0.5)
-LOOPS = ("events", "none", "split", "mc")
-
-
-def _fmt(x: float | str) -> str:
-    return x if isinstance(x, str) else f"{x:g}"
-
-
-def _candidate(key: str, shrink: float | str, lam: float, loops: str | None) -> Signal:
-    kw = {"shrink": shrink, "lam": lam} | ({"key": "obs_key", "loops": loops} if loops else {})
-    return lambda s, o, g: advantages("graph", s, gamma=g, **kw)
-
-
-def candidate_name(shrink: float | str, lam: float, loops: str | None = None) -> str:
-    """``graph s0.5 l0`` (state_key) or ``graph[obs] events s0.5 l0``."""
-    head = f"graph[obs] {loops}" if loops else "graph"
-    return f"{head} s{_fmt(shrink)} l{lam:g}"
-
-
-CANDIDATES: dict[str, Signal] = {
-    **{candidate_name(s, lam): _candidate("state_key", s, lam, None) for s, lam in product(SHRINKS, LAMS)},
-    **{candidate_name(s, lam, lp): _candidate("obs_key", s, lam, lp) for lp, s, lam in product(LOOPS, SHRINKS, LAMS)},
-}
-"""The default candidates scored on tuning cells (see :func:`choose_defaults`)."""
 
 REFERENCE = ("truth+noise", "truth+noise'", "truth+2noise")
 """Signals made from the exact A^π (module docstring): the null case and the known-effect case."""
@@ -167,50 +160,11 @@ def run_cells(families: Sequence[str], signals: dict[str, Signal], policies: Seq
         scored = {name: np.asarray(fn(steps, obs, gamma), dtype=np.float64) for name, fn in signals.items()}
         scored |= _reference(truth, rng)
         for name, est in scored.items():
-            m = M.accuracy_metrics(est, truth)
-            for k in ("pearson", "sign_acc"):
+            m = M.accuracy_metrics(est, truth) | {"kurt": kurtosis(est)}
+            for k in ("pearson", "sign_acc", "kurt"):
                 out[fam, pol, n, name][k].append(m[k])
         out[fam, pol, n, "rows"]["n"].append(len(truth))
     return out
-
-
-def cell_means(res: dict, cells: Iterable[tuple], name: str, metric: str = "pearson") -> np.ndarray:
-    """Mean over seeds of ``name``'s metric in each cell (NaN where no seed is finite)."""
-    vals = []
-    for c in cells:
-        v = np.asarray(res[(*c, name)][metric], dtype=np.float64)
-        v = v[np.isfinite(v)]
-        vals.append(v.mean() if len(v) else np.nan)
-    return np.asarray(vals)
-
-
-def choose_defaults(res: dict, cells: Sequence[tuple]) -> tuple[dict, list[tuple]]:
-    """The split file's rule on tuning ``cells``: per cell, regret = best candidate's mean Pearson −
-    the candidate's (state_key candidates among themselves, obs_key ones among themselves); a setting
-    (shrink, lam, loops) scores the worst regret over its state_key cells and its obs_key cells; the
-    smallest worst regret wins, ties within 0.01 to the higher mean Pearson.
-
-    Returns ``(choice, table)``: ``choice = {"shrink", "lam", "loops", "worst_regret", "mean"}`` and
-    ``table`` = every setting's ``(shrink, lam, loops, worst regret, worst cell, mean Pearson)``, best first.
-    """
-    state = {(s, lam): cell_means(res, cells, candidate_name(s, lam)) for s, lam in product(SHRINKS, LAMS)}
-    obs = {(s, lam, lp): cell_means(res, cells, candidate_name(s, lam, lp))
-           for lp, s, lam in product(LOOPS, SHRINKS, LAMS)}
-    best_state = np.nanmax(np.vstack(list(state.values())), axis=0)
-    best_obs = np.nanmax(np.vstack(list(obs.values())), axis=0)
-    rows = []
-    for lp, s, lam in product(LOOPS, SHRINKS, LAMS):
-        reg = np.concatenate([best_state - state[s, lam], best_obs - obs[s, lam, lp]])
-        where = int(np.nanargmax(reg))
-        cell = cells[where % len(cells)]
-        label = ("state" if where < len(cells) else "obs") + " " + "/".join(map(str, cell))
-        mean = float(np.nanmean(np.concatenate([state[s, lam], obs[s, lam, lp]])))
-        rows.append((s, lam, lp, float(np.nanmax(reg)), label, mean))
-    best = min(r[3] for r in rows)
-    near = [r for r in rows if r[3] <= best + 0.01]
-    pick = max(near, key=lambda r: r[5])
-    rows.sort(key=lambda r: (r[3], -r[5]))
-    return {"shrink": pick[0], "lam": pick[1], "loops": pick[2], "worst_regret": pick[3], "mean": pick[5]}, rows
 
 
 def compare(res: dict, cells: Sequence[tuple], a: str, b: str, metric: str = "pearson") -> dict:
@@ -233,10 +187,10 @@ def compare(res: dict, cells: Sequence[tuple], a: str, b: str, metric: str = "pe
 
 GOAL_COMPARISONS = (("graph", "gigpo[state]"), ("graph", "graphgpo"), ("graph", "graphgpo[state]"), ("graph", "gagpo"))
 """The issue's goal: ``graph`` (defaults) against GiGPO, GraphGPO, GAGPO on held-out cells."""
-OTHER_COMPARISONS = (("graph[obs]", "gigpo[obs]"), ("graph[obs]", "graphgpo"), ("graph[obs]", "gagpo[obs]"),
-                     ("graph", "graph shrink1"), ("graph", "graph shrink0"), ("graph", "graph shrinkauto"),
+OTHER_COMPARISONS = (("graph", "graph shrink1"), ("graph", "graph shrink0"), ("graph", "graph shrinkauto"),
                      ("graph shrinkauto", "gigpo[state]"), ("graph[obs]", "graph[obs] events shrink1"),
-                     ("graph[obs]", "graph[obs] none"), ("gigpo[state]", "grpo"))
+                     ("graph[obs]", "graph[obs] none"), ("gigpo[state]", "grpo"), ("graph", "graph issue29"),
+                     ("graph[obs]", "graph[obs] issue29"), ("graph", "graph terminal0"))
 CHECKS = (("truth+noise", "truth+noise'"), ("truth+noise", "truth+2noise"))
 """The null case (two equally noisy unbiased copies of A^π: every cell a tie) and the known effect (half
 the noise sd: every cell a win, +0.26 expected)."""
@@ -253,6 +207,8 @@ def _fmt_cell(c: tuple | None) -> str:
 def comparison_table(res: dict, cells: Sequence[tuple], pairs: Sequence[tuple[str, str]]) -> str:
     rows = []
     for a, b in pairs:
+        if not all(res[(*cells[0], x)]["pearson"] for x in (a, b)):
+            continue  # a signal this run did not score (re-rendered from an earlier run's rows)
         c = compare(res, cells, a, b)
         w, where = c["worst"]
         losses = "; ".join(_fmt_cell(x) for x in c["loss_cells"]) or "none"
@@ -297,11 +253,21 @@ def save_rows(res: dict, path: Path) -> None:
         if name == "rows":
             continue
         counts = res[fam, pol, n, "rows"]["n"]
-        for seed, (p, sa) in enumerate(zip(d["pearson"], d["sign_acc"])):
-            rows.append({"family": fam, "policy": pol, "N": n, "signal": name, "seed": seed, "pearson": p,
-                         "sign_acc": sa, "rows": counts[seed]})
+        kurt = d.get("kurt") or [float("nan")] * len(d["pearson"])
+        for seed, (p, sa, ku) in enumerate(zip(d["pearson"], d["sign_acc"], kurt)):
+            rows.append({"family": fam, "policy": pol, "N": n, "signal": name, "seed": seed, "pearson": round(p, 6),
+                         "sign_acc": round(sa, 6), "kurt": round(ku, 4), "rows": counts[seed]})
     tmp = path.with_name(path.name + ".tmp")
-    write_csv(tmp, rows)
+    if path.suffix == ".gz":  # the tuning grid's rows (hundreds of candidates): gzipped
+        import csv
+        import gzip
+
+        with gzip.open(tmp, "wt", newline="") as f:
+            wr = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["family"])
+            wr.writeheader()
+            wr.writerows(rows)
+    else:
+        write_csv(tmp, rows)
     os.replace(tmp, path)
 
 
@@ -311,37 +277,68 @@ def load_rows(path: Path) -> dict:
 
     res: dict = defaultdict(lambda: defaultdict(list))
     counts: dict = {}
-    for r in sorted(read_csv(path), key=lambda r: r["seed"]):
+    if Path(path).suffix == ".gz":
+        import csv
+        import gzip
+
+        with gzip.open(path, "rt", newline="") as f:
+            table = [dict(r) | {"seed": int(r["seed"])} for r in csv.DictReader(f)]
+    else:
+        table = read_csv(path)
+    for r in sorted(table, key=lambda r: int(r["seed"])):
         key = (r["family"], r["policy"], int(r["N"]), r["signal"])
         res[key]["pearson"].append(float(r["pearson"]))
         res[key]["sign_acc"].append(float(r["sign_acc"]))
+        res[key]["kurt"].append(float(r.get("kurt", "nan") or "nan"))
         counts.setdefault(key[:3], {})[int(r["seed"])] = int(r["rows"])
     for cell, by_seed in counts.items():
         res[(*cell, "rows")]["n"] = [by_seed[k] for k in sorted(by_seed)]
     return res
 
 
+def _setting(shrink, terminal, tail, obs) -> str:
+    return f"shrink={_fmt(shrink)}, terminal={terminal:g}, tail={tail}; obs_key loops={obs[0]}, alias={obs[1]}"
+
+
 def tuning_report(res: dict, a, header: list[str]) -> str:
     cells = cells_of(a.families, a.policies, a.group_sizes)
     choice, table = choose_defaults(res, cells)
-    old = next(r for r in table if (r[0], r[1], r[2]) == (1.0, 0.0, "events"))
+    bare, _ = choose_defaults(res, cells, guard=None, kurtosis_factor=KURTOSIS_FACTOR)
+    old = next(r for r in table if r[:4] == (0.5, 1.0, "none", ("events", "fallback")))
+    ch = (choice["shrink"], choice["terminal"], choice["tail"], choice["obs"])
     lines = list(header) + [
-        "## The choice (tuning cells only; rule in `benchmarks/credit_heldout.split.md`)", "",
-        f"Chosen: `shrink={_fmt(choice['shrink'])}`, `lam={choice['lam']:g}`, obs_key `loops={choice['loops']!r}`: worst "
-        f"regret {choice['worst_regret']:.3f} over {2 * len(cells)} (key, cell) pairs, mean Pearson {choice['mean']:.3f}. "
-        f"The pre-issue defaults (shrink 1, lam 0, events): worst regret {old[3]:.3f} ({old[4]}), mean {old[5]:.3f}.", "",
-        "### Every setting, best first (worst regret over state_key and obs_key tuning cells)", "",
-        markdown_table(["shrink", "lam", "loops (obs_key)", "worst regret", "worst cell", "mean Pearson"],
-                       [[_fmt(s), f"{lam:g}", lp, f"{r:.3f}", where, f"{m:.3f}"] for s, lam, lp, r, where, m in table]),
+        "## The choice (tuning cells only; rule in `benchmarks/credit_heldout.split.md`, third and fourth addenda)", "",
+        f"Chosen: `{_setting(*ch)}`: worst regret {choice['worst_regret']:.3f} over {2 * len(cells)} (key, cell) pairs, "
+        f"mean Pearson {choice['mean']:.3f}, median kurtosis {choice['kurt'][0]:.1f} (state) / {choice['kurt'][1]:.1f} "
+        f"(obs), among the settings whose levels all pass the learning guard ({LEARNING_GUARD}; "
+        "`benchmarks/learning/graph_guard.md`).", "",
+        f"The rule as first registered (kurtosis at most {KURTOSIS_FACTOR:g} x GiGPO's, limits "
+        f"{bare['limits'][0]:.1f} / {bare['limits'][1]:.1f}; withdrawn, fourth addendum) picked "
+        f"`{_setting(bare['shrink'], bare['terminal'], bare['tail'], bare['obs'])}`: worst regret "
+        f"{bare['worst_regret']:.3f}, mean {bare['mean']:.3f}. The issue-29 defaults ({_setting(*old[:4])}): worst "
+        f"regret {old[4]:.3f} ({old[5]}), mean {old[6]:.3f}, kurtosis {old[7][0]:.1f} / {old[7][1]:.1f}.", "",
+        "### The 40 best settings (guard-admissible first; worst regret over state_key and obs_key tuning cells)", "",
+        markdown_table(["shrink", "terminal", "tail", "loops/alias (obs)", "worst regret", "worst cell", "mean Pearson",
+                        "median kurtosis state / obs", "admissible"],
+                       [[_fmt(r[0]), f"{r[1]:g}", r[2], "/".join(r[3]), f"{r[4]:.3f}", r[5], f"{r[6]:.3f}",
+                         f"{r[7][0]:.1f} / {r[7][1]:.1f}", "yes" if r[8] else "no"] for r in table[:40]]),
         "", "### Estimators at their defaults on tuning cells (paired, Holm over the cells of each row)", "",
-        comparison_table(res, cells, GOAL_COMPARISONS + OTHER_COMPARISONS + CHECKS), "",
+        "`graph` / `graph[obs]` are the defaults of the code that ran (at the tuning run: the issue-29 defaults).", "",
+        comparison_table(res, cells, GOAL_COMPARISONS + OBS_GOAL + OTHER_COMPARISONS + CHECKS), "",
         "## Pearson r vs A^π per tuning family (mean ± 95% t-interval over seeds)", ""]
-    names = ["grpo", "gigpo[state]", "gigpo[obs]", "graphgpo", "gagpo", candidate_name(1.0, 0.0),
-             candidate_name(choice["shrink"], choice["lam"]), candidate_name(1.0, 0.0, "events"),
-             candidate_name(choice["shrink"], choice["lam"], choice["loops"]), "truth+noise"]
-    lines += family_tables(res, a.families, a.policies, a.group_sizes, list(dict.fromkeys(names)))
+    names = ["grpo", "gigpo[state]", "gigpo[obs]", "graphgpo", "gagpo", candidate_name(*old[:3]), candidate_name(*ch[:3]),
+             candidate_name(*old[:4]), candidate_name(*ch), "truth+noise"]
+    names = list(dict.fromkeys(names))
+    lines += family_tables(res, a.families, a.policies, a.group_sizes, names)
+    lines += ["## Kurtosis of the advantages per tuning family (mean over seeds)", ""]
+    lines += family_tables(res, a.families, a.policies, a.group_sizes, names[:-1], metric="kurt")
     return "\n".join(lines) + "\n"
 
+
+TUNING_REPORT = "benchmarks/exact/graph_credit_tuning.md"
+"""Where the tuning run writes (issue 41; the issue-29 runs are ``benchmarks/credit_tuning.md``)."""
+HELD_OUT_REPORT = "benchmarks/exact/graph_credit_heldout.md"
+"""Where the held-out run writes (issue 41; the issue-29 runs are ``benchmarks/graph_credit.md``)."""
 
 PLOTTED = ("graph", "graph[obs]", "gigpo[state]", "gigpo[obs]", "graphgpo", "gagpo", "grpo")
 
@@ -363,17 +360,34 @@ def plot_cells(res: dict, a, path: Path) -> Path | None:
                            ncols=4, logx=True)
 
 
+PUBLISHED = ("gigpo[state]", "graphgpo", "graphgpo[state]", "gagpo")
+"""The published estimators of issue 41's per-cell goal (``graph`` within 0.05 of the best of them in every cell)."""
+OBS_GOAL = (("graph[obs]", "gigpo[obs]"), ("graph[obs]", "graphgpo"), ("graph[obs]", "gagpo[obs]"))
+
+
+def shortfalls(res: dict, cells: Sequence[tuple], name: str = "graph", others: Sequence[str] = PUBLISHED) -> np.ndarray:
+    """Per cell: the best of ``others``' mean Pearson minus ``name``'s (positive: ``name`` is below the best)."""
+    best = np.nanmax(np.vstack([cell_means(res, cells, o) for o in others]), axis=0)
+    return best - cell_means(res, cells, name)
+
+
 def heldout_report(res: dict, a, header: list[str]) -> str:
     cells = cells_of(a.families, a.policies, a.group_sizes)
     goal = compare(res, cells, "graph", "gigpo[state]")
-    blockers = {b: compare(res, cells, "graph", b)["losses"] for _, b in GOAL_COMPARISONS}
-    met = goal["mean"] >= 0.30 and not any(blockers.values())
+    short = shortfalls(res, cells)
+    far = [(c, x) for c, x in zip(cells, short) if x > 0.05]
+    obs_losses = {b: compare(res, cells, x, b)["losses"] for x, b in OBS_GOAL}
+    met = goal["mean"] >= 0.30 and not far
     lines = list(header) + [
         "## Headline: held-out cells (never used to choose anything)", "",
-        f"Goal (issue 29): `graph` (defaults) − GiGPO ≥ +0.30 mean Pearson over the {len(cells)} held-out cells and no "
-        f"held-out cell with a Holm loss to GiGPO, GraphGPO or GAGPO. Measured: {goal['mean']:+.3f}; Holm losses "
-        + ", ".join(f"{b} {k}" for b, k in blockers.items()) + f". **{'Met' if met else 'Not met'}.**", "",
-        comparison_table(res, cells, GOAL_COMPARISONS), ""]
+        f"Goals (issue 41): `graph` (defaults) − GiGPO[state] ≥ +0.30 mean Pearson over the {len(cells)} held-out cells, "
+        f"and no held-out cell more than 0.05 below the best of {', '.join(PUBLISHED)} (mean Pearson over seeds). "
+        f"Measured: {goal['mean']:+.3f}; cells more than 0.05 below the best: {len(far)} of {len(cells)}"
+        + (" (" + "; ".join(f"{_fmt_cell(c)} {x:+.2f}" for c, x in far) + ")" if far else "")
+        + f"; largest shortfall {np.nanmax(short):+.2f}. **{'Met' if met else 'Not met'}.** "
+        f"`graph[obs]` Holm losses: " + ", ".join(f"to {b} {k}" for b, k in obs_losses.items())
+        + f" (goal: none): **{'met' if not any(obs_losses.values()) else 'not met'}**.", "",
+        comparison_table(res, cells, GOAL_COMPARISONS + OBS_GOAL), ""]
     png = plot_cells(res, a, Path(a.out).with_suffix(".png"))
     if png is not None:
         lines += [f"![Pearson r vs N per held-out family and policy]({png.name})", ""]
@@ -406,8 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--from-csv", default=None, help="re-render from an earlier run's saved rows (no rerun)")
     p.add_argument("--from-md", default=None, help="an earlier report of this benchmark: keep its text, replace "
                                                     "its findings with --findings (no rerun)")
-    p.add_argument("--out", default=None, help="default: benchmarks/graph_credit.md (held-out) or "
-                                                "benchmarks/credit_tuning.md (tuning)")
+    p.add_argument("--out", default=None, help=f"default: {HELD_OUT_REPORT} (held-out) or {TUNING_REPORT} (tuning)")
     a = p.parse_args(argv)
     if a.from_md:
         old = Path(a.from_md).read_text().split("\n## Findings")[0].rstrip()
@@ -423,9 +436,9 @@ def main(argv: list[str] | None = None) -> int:
     bad = [f for f in a.families if f not in split]
     if bad:
         p.error(f"not {a.split} families: {bad}; choose from {list(split)}")
-    out = Path(a.out or ("benchmarks/graph_credit.md" if a.split == "heldout" else "benchmarks/credit_tuning.md"))
+    out = Path(a.out or (HELD_OUT_REPORT if a.split == "heldout" else TUNING_REPORT))
     a.out = str(out)
-    csv_path = out.with_suffix(".csv")
+    csv_path = out.with_suffix(".csv" if a.split == "heldout" else ".csv.gz")
     cmd = "python -m agentgym_credit.bench.exact.heldout " + " ".join(shlex.quote(x) for x in (argv or sys.argv[1:]))
     signals = JUDGED | (CANDIDATES if a.split == "tuning" else {})
     code, load0, t0 = code_state(), os.getloadavg()[0], time.perf_counter()
@@ -467,6 +480,8 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["TUNING", "HELD_OUT", "FAMILIES", "TUNING_POLICIES", "HELD_OUT_POLICIES", "GRADED", "JUDGED", "CANDIDATES", "REFERENCE", "SHRINKS", "LAMS",
-           "LOOPS", "candidate_name", "run_cells", "cell_means", "choose_defaults", "compare", "GOAL_COMPARISONS",
-           "CHECKS", "tuning_report", "heldout_report", "save_rows", "load_rows", "main"]
+__all__ = ["TUNING", "HELD_OUT", "FAMILIES", "TUNING_POLICIES", "HELD_OUT_POLICIES", "GRADED", "JUDGED", "CANDIDATES",
+           "REFERENCE", "LEARNING_GUARD", "TAILS", "KURTOSIS_FACTOR", "kurtosis", "candidate_name", "run_cells",
+           "cell_means", "choose_defaults", "compare", "GOAL_COMPARISONS", "OBS_GOAL", "CHECKS", "tuning_report",
+           "heldout_report", "shortfalls", "PUBLISHED", "TUNING_REPORT", "HELD_OUT_REPORT", "save_rows", "load_rows",
+           "main"]

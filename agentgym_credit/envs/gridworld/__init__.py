@@ -13,6 +13,8 @@
 - :class:`TrapChainEnv`, :class:`LongCorridorEnv`, :class:`HiddenCorridorEnv` (``credit/TrapChain-v0``,
   ``credit/LongCorridor-v0``, ``credit/KeyCorridor-v0``, ``credit/LeverRoom-v0``): traps and a one-way
   bridge, a long horizon, hidden state that is not a self-loop (held-out families of the credit benchmark);
+- :class:`LateCoinEnv` (``credit/LateCoin-v0``): a door choice whose Bernoulli reward is paid ``delay`` (16)
+  steps later (noisy final reward; issue 41);
 - :class:`TabularTextEnv` and :func:`build_model`: the shared engine (``step`` is a table lookup in
   the model, so the env and its model cannot disagree); :func:`shortest_plan`: an expert.
 """
@@ -23,6 +25,7 @@ from agentgym_credit.envs.gridworld.cue import CueCorridorEnv
 from agentgym_credit.envs.gridworld.graded import GradedGridEnv
 from agentgym_credit.envs.gridworld.grid import GridWorldEnv
 from agentgym_credit.envs.gridworld.household import HouseholdEnv
+from agentgym_credit.envs.gridworld.late import LateCoinEnv
 from agentgym_credit.envs.gridworld.model import Outcome, TabularModel
 from agentgym_credit.envs.gridworld.tabular import TabularTextEnv, build_model, shortest_plan
 
@@ -35,6 +38,7 @@ __all__ = [
     "TrapChainEnv",
     "LongCorridorEnv",
     "HiddenCorridorEnv",
+    "LateCoinEnv",
     "TabularTextEnv",
     "TabularModel",
     "Outcome",
