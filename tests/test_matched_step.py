@@ -143,3 +143,15 @@ def test_the_command_line_takes_the_policy_the_step_rule_and_the_reference_arms(
     cfg.validate()
     with pytest.raises(SystemExit):
         T.config_from_args(["--policy", "lstm"])
+
+
+def test_a_stopped_study_reports_its_finished_runs_and_names_the_missing(tmp_path):
+    from agentgym_credit.bench.learning.train_real_report import write_report
+
+    cfg = _cfg(tmp_path, arms=("grpo", "imitate"), min_updates=1, budget_steps=20)
+    done = T.run_benchmark(cfg)
+    res, missing = T.finished_runs(T.RealTrainConfig(**{**cfg.__dict__, "seeds": 2}))
+    assert missing == ["webshop/grpo/1", "webshop/imitate/1"]
+    assert [r["seconds"] for r in res.rows] == [r["seconds"] for r in done.rows]
+    md = next(p for p in write_report(cfg, res) if p.suffix == ".md").read_text()
+    assert "Policy change per update" in md and "imitate" in md

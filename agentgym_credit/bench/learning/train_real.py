@@ -319,6 +319,30 @@ def _fresh_runs(cfg: RealTrainConfig, res: RealResult, t0: float) -> RealResult:
     return res
 
 
+def finished_runs(cfg: RealTrainConfig, picks: dict[str, float] | None = None) -> tuple[RealResult, list[str]]:
+    """The rows of the study's runs that are already finished (its run files), running nothing, and the
+    runs still missing (``env/arm/seed``): a stopped study's report, before it is resumed."""
+    import json
+
+    res = RealResult(load=(os.getloadavg()[0], os.getloadavg()[0]))
+    res.picked = {f"{e}|{a}": (picks or {}).get(f"{e}/{a}", (picks or {}).get(a, cfg.lrs[0]))
+                  for e in cfg.envs for a in cfg.arms}
+    missing = []
+    for e in cfg.envs:
+        for s in range(cfg.seed_base, cfg.seed_base + cfg.seeds):
+            for a in cfg.arms:
+                path = run_file(cfg, e, a, s, res.picked[f"{e}|{a}"])
+                if path.exists():
+                    res.rows.extend(json.loads(path.read_text()))
+                else:
+                    missing.append(f"{e}/{a}/{s}")
+    last: dict[tuple[str, str, int], float] = {}
+    for r in res.rows:  # a run's rows are in order: its last holds its time
+        last[(r["env"], r["arm"], r["seed"])] = r["seconds"]
+    res.seconds = float(sum(last.values()))  # the finished runs' times summed (they ran one after another)
+    return res, missing
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="agentgym-credit bench train_real",
                                 description="Train the CPU text policy on ALFWorld / WebShop with each credit estimator.")
@@ -372,6 +396,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--no-save", action="store_true", help="do not save the learned policies")
     p.add_argument("--from-csv", type=Path, default=None, help="re-render the report from its CSV (no training)")
+    p.add_argument("--finished-only", action="store_true",
+                   help="report the study's finished runs only (its run files), running nothing; lists the missing")
     return p
 
 
@@ -425,6 +451,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg = replace(cfg, envs=tuple(dict.fromkeys(r["env"] for r in res.rows)),
                       arms=tuple(dict.fromkeys(r["arm"] for r in res.rows)),
                       command=R.read_command(args.from_csv.with_suffix(".md")) or cfg.command)
+    elif args.finished_only:
+        res, todo = finished_runs(cfg, picks)
+        print(f"finished {len(res.rows) and len({(r['env'], r['arm'], r['seed']) for r in res.rows})} runs; "
+              f"missing {len(todo)}: {' '.join(todo)}")
     elif picks:
         missing = [f"{e}/{a}" for e in cfg.envs for a in cfg.arms if f"{e}/{a}" not in picks and a not in picks]
         if missing:
@@ -453,4 +483,4 @@ if __name__ == "__main__":  # pragma: no cover
 __all__ = ["RealEnv", "REAL_ENVS", "ARMS", "PHASES", "RealTrainConfig", "RealResult", "arm_call", "make_policy",
            "policy_step", "arm_advantages",
            "train_instances", "training_reward", "evaluate", "policy_path", "run_file", "train_one_real", "run_jobs", "pick_rates",
-           "run_benchmark", "run_picked", "build_parser", "config_from_args", "main"]
+           "run_benchmark", "run_picked", "finished_runs", "build_parser", "config_from_args", "main"]
