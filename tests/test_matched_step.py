@@ -145,6 +145,7 @@ def test_the_command_line_takes_the_policy_the_step_rule_and_the_reference_arms(
         T.config_from_args(["--policy", "lstm"])
 
 
+@pytest.mark.slow
 def test_a_stopped_study_reports_its_finished_runs_and_names_the_missing(tmp_path):
     from agentgym_credit.bench.learning.train_real_report import write_report
 
@@ -155,3 +156,10 @@ def test_a_stopped_study_reports_its_finished_runs_and_names_the_missing(tmp_pat
     assert [r["seconds"] for r in res.rows] == [r["seconds"] for r in done.rows]
     md = next(p for p in write_report(cfg, res) if p.suffix == ".md").read_text()
     assert "Policy change per update" in md and "imitate" in md
+    argv = ["--envs", "webshop", "--arms", "grpo", "imitate", "--step", "kl", "--lrs", "0.02", "--seeds", "2",
+            "--sweep-seeds", "0", "--budget-steps", "20", "--min-updates", "1", "--groups", "3", "--group-size", "3",
+            "--train-tasks", "6", "--checkpoints", "1", "--eval-rollouts", "1", "--eval-limit", "4",
+            "--train-eval-rollouts", "1", "--out", str(tmp_path), "--no-progress", "--finished-only"]
+    assert T.main(argv) == 0
+    md = (tmp_path / "training_real.md").read_text()
+    assert "2 runs finished, 2 missing (webshop/grpo/1, webshop/imitate/1)" in md

@@ -453,8 +453,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                       command=R.read_command(args.from_csv.with_suffix(".md")) or cfg.command)
     elif args.finished_only:
         res, todo = finished_runs(cfg, picks)
-        print(f"finished {len(res.rows) and len({(r['env'], r['arm'], r['seed']) for r in res.rows})} runs; "
-              f"missing {len(todo)}: {' '.join(todo)}")
+        n_done = len({(r["env"], r["arm"], r["seed"]) for r in res.rows})
+        paths = write_report(cfg, res)
+        note = (f"## Study state\n\nStopped before it finished: {n_done} runs finished, {len(todo)} missing "
+                f"({', '.join(todo) or 'none'}). The tables above hold the finished runs only (paired comparisons "
+                f"over the seeds both arms finished); 'Wall time' is the finished runs' times summed. The same "
+                f"command without `--finished-only` resumes the study (finished runs are kept).\n")
+        R.write_section(next(p for p in paths if p.suffix == ".md"), f"state-{cfg.phase}", note)
+        print(f"finished {n_done} runs; missing {len(todo)}: {' '.join(todo)}")
+        return 0
     elif picks:
         missing = [f"{e}/{a}" for e in cfg.envs for a in cfg.arms if f"{e}/{a}" not in picks and a not in picks]
         if missing:
