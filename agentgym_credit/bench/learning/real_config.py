@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from agentgym_credit.bench.learning.matched_step import REFERENCES, STEPS
 from agentgym_credit.bench.learning.train_tabular import SCALES
 from agentgym_credit.truth.experts import ALFWorldExpertFactory, WebShopExpertFactory
 from agentgym_credit.truth.text_policy import PARTS
@@ -59,6 +60,10 @@ ARMS: dict[str, tuple[str, dict[str, Any]]] = {
 
 PHASES = ("exploration", "confirmation")
 
+POLICIES = ("text", "neural")
+"""``text``: :class:`~agentgym_credit.truth.text_policy.TextPolicy` (numpy); ``neural``:
+:class:`~agentgym_credit.bench.learning.neural_policy.NeuralTextPolicy` (torch, CPU)."""
+
 
 def check_names(envs: tuple[str, ...], arms: tuple[str, ...]) -> None:
     """``ValueError`` naming the first env not in :data:`REAL_ENVS` or arm not in :data:`ARMS`."""
@@ -66,8 +71,8 @@ def check_names(envs: tuple[str, ...], arms: tuple[str, ...]) -> None:
         if e not in REAL_ENVS:
             raise ValueError(f"unknown env {e!r}; choose from {sorted(REAL_ENVS)}")
     for a in arms:
-        if a not in ARMS:
-            raise ValueError(f"unknown arm {a!r}; choose from {list(ARMS)}")
+        if a not in ARMS and a not in REFERENCES:
+            raise ValueError(f"unknown arm {a!r}; choose from {[*ARMS, *REFERENCES]}")
 
 REWARDS = ("verl-agent", "env")
 """What the advantages are computed from: ``"verl-agent"`` (10 at the step that wins, else 0: what
@@ -117,6 +122,9 @@ class RealTrainConfig:
     pick_measure: str = "success"   # what the lr sweep maximizes (mean over checkpoints): held-out "success" or
     #                                 "success_trained" (the fixed training-instance episodes)
     predictions: Path | None = None
+    policy: str = "text"            # see POLICIES
+    step: str = "rms"               # "rms": lrs are rates; "kl": lrs are the mean KL(π_old‖π_new) per update
+    min_updates: int = 0            # run at least this many updates even past budget_steps
 
     def validate(self) -> None:
         check_names(self.envs, self.arms)
@@ -144,6 +152,12 @@ class RealTrainConfig:
         if self.primary_measure not in ("steps", "auc_trained", "final_trained", "auc", "final"):
             raise ValueError(f"primary_measure must be steps, auc_trained, final_trained, auc or final, "
                              f"got {self.primary_measure!r}")
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy must be one of {POLICIES}, got {self.policy!r}")
+        if self.step not in STEPS:
+            raise ValueError(f"step must be one of {STEPS}, got {self.step!r}")
+        if self.min_updates < 0:
+            raise ValueError("min_updates must be >= 0")
         if self.adv_scale not in SCALES:
             raise ValueError(f"adv_scale must be one of {SCALES}, got {self.adv_scale!r}")
         for p in self.primary:
@@ -169,4 +183,4 @@ class RealResult:
     load: tuple[float, float] = (float("nan"), float("nan"))
 
 
-__all__ = ["RealEnv", "REAL_ENVS", "ARMS", "PHASES", "check_names", "REWARDS", "RealTrainConfig", "RealResult"]
+__all__ = ["RealEnv", "REAL_ENVS", "ARMS", "PHASES", "POLICIES", "REFERENCES", "check_names", "REWARDS", "RealTrainConfig", "RealResult"]

@@ -87,13 +87,17 @@ if torch is not None:
             for emb in (self.ctx, self.act):
                 nn.init.normal_(emb.weight, std=0.5)
 
-        def log_probs(self, ctx: Sequence[Sequence[int]], cands: Sequence[Sequence[Sequence[int]]]) -> tuple[Any, Any]:
-            """Log-probabilities of every candidate (flat, decision by decision) and the owner index."""
+        def log_probs(self, ctx: Sequence[Sequence[int]], cands: Sequence[Sequence[Sequence[int]]],
+                      offset: Any = None) -> tuple[Any, Any]:
+            """Log-probabilities of every candidate (flat, decision by decision) and the owner index;
+            ``offset`` (flat, like the candidates) is a fixed logit added before the softmax (a stated prior)."""
             c = self.proj(torch.tanh(self.ctx(*_bag(ctx))))
             counts = [len(x) for x in cands]
             owner = torch.repeat_interleave(torch.arange(len(cands)), torch.tensor(counts))
             a = self.act(*_bag([f for x in cands for f in x]))
             score = (c[owner] * a).sum(-1) + self.bias(a).squeeze(-1)
+            if offset is not None:
+                score = score + offset
             mx = torch.full((len(cands),), -1e30).scatter_reduce(0, owner, score.detach(), "amax")
             z = torch.zeros(len(cands)).index_add(0, owner, torch.exp(score - mx[owner]))
             return score - mx[owner] - torch.log(z)[owner], owner

@@ -45,10 +45,14 @@ from typing import Any
 import numpy as np
 
 from agentgym_credit.bench.exact.credit_signals import bench_advantages
+from agentgym_credit.bench.learning.matched_step import STEPS, ExpertMarking, reference_advantages, text_step
+from agentgym_credit.bench.learning.neural_policy import NeuralTextPolicy, actor_for
 from agentgym_credit.bench.learning.real_config import (
     ARMS,
     PHASES,
+    POLICIES,
     REAL_ENVS,
+    REFERENCES,
     REWARDS,
     RealEnv,
     RealResult,
@@ -57,7 +61,7 @@ from agentgym_credit.bench.learning.real_config import (
 from agentgym_credit.bench.learning.train_tabular import marks_passed, scale_advantages
 from agentgym_credit.bench.stats import report as R
 from agentgym_credit.credit import estimator_options
-from agentgym_credit.truth.text_policy import PARTS, TextActor, TextPolicy
+from agentgym_credit.truth.text_policy import PARTS, TextPolicy
 from agentgym_credit.wrappers.collector import GroupedRolloutCollector
 
 
@@ -76,12 +80,12 @@ def train_instances(env: RealEnv, phase: str, n: int, seed: int) -> list[int]:
     return sorted(int(lo + i) for i in pick)
 
 
-def evaluate(policy: TextPolicy, col: GroupedRolloutCollector, tasks: Sequence[int], rollouts: int,
+def evaluate(policy: TextPolicy | NeuralTextPolicy, col: GroupedRolloutCollector, tasks: Sequence[int], rollouts: int,
              greedy: bool, seed: int) -> float:
     """Success on fixed episodes: ``rollouts`` per task, reset seeds and (sampled) action draws fixed by
     ``seed`` alone, so every arm and checkpoint meets the same episodes."""
     tasks = [t for t in tasks for _ in range(rollouts)]
-    batch = col.collect(TextActor(policy, np.random.default_rng([7, seed]), greedy=greedy), tasks=tasks,
+    batch = col.collect(actor_for(policy, np.random.default_rng([7, seed]), greedy=greedy), tasks=tasks,
                         seeds=[20_000 + i for i in range(len(tasks))])
     return float(batch.success_rate)
 
@@ -104,15 +108,41 @@ def policy_path(cfg: RealTrainConfig, env: str, arm: str, seed: int) -> Path:
     return cfg.out / f"{cfg.name}_policies" / env / safe / f"seed{seed}.npz"
 
 
+def make_policy(cfg: RealTrainConfig, name: str, seed: int) -> TextPolicy | NeuralTextPolicy:
+    """The start policy of one run: the text policy or the neural one (both start at the stated prior)."""
+    if cfg.policy == "neural":
+        return NeuralTextPolicy(cfg.expert_bonus, cfg.overlap_weight, seed=seed, name=name)
+    return TextPolicy(cfg.expert_bonus, cfg.overlap_weight, cfg.buckets, cfg.parts, name=name)
+
+
+def policy_step(pol: TextPolicy | NeuralTextPolicy, decisions: Sequence[Any], weights: np.ndarray, rate: float,
+                step: str) -> tuple[float, float]:
+    """One update; ``rate`` is the learning rate (``step="rms"``) or the KL target (``"kl"``). Returns the step
+    size taken and the achieved mean KL(π_old‖π_new) over the batch's rows."""
+    kw = {"kl_target": rate} if step == "kl" else {"lr": rate}
+    if isinstance(pol, NeuralTextPolicy):
+        return pol.step(decisions, weights, **kw)
+    return text_step(pol, decisions, weights, **kw)
+
+
+def arm_advantages(arm: str, steps: Any, rows: Sequence[dict[str, Any]], gamma: float,
+                   rng: np.random.Generator) -> np.ndarray:
+    """The arm's advantages on ``steps`` (a reference arm's from the rows' decisions)."""
+    if arm in REFERENCES:
+        return reference_advantages(arm, rows, rng)
+    name, opts = arm_call(arm, gamma)
+    return bench_advantages(name, steps, **opts)
+
+
 def train_one_real(env_name: str, arm: str, seed: int, lr: float, cfg: RealTrainConfig,
                    save: bool = True) -> list[dict[str, Any]]:
-    """One run; one row per checkpoint (env steps, held-out success sampled and greedy, training success)."""
+    """One run; one row per checkpoint (env steps, held-out success sampled and greedy, training success, and
+    the updates since the last checkpoint: how many, their achieved KL each (``kls``) and mean step size)."""
     import agentgym_credit  # noqa: F401  (registers credit/* in a fresh worker process)
 
     env = REAL_ENVS[env_name]
-    name, opts = arm_call(arm, cfg.gamma)
-    pol = TextPolicy(cfg.expert_bonus, cfg.overlap_weight, cfg.buckets, cfg.parts, name=f"{env_name}/{arm}/{seed}")
-    rng = np.random.default_rng([seed, 1])
+    pol = make_policy(cfg, f"{env_name}/{arm}/{seed}", seed)
+    rng, ref_rng = np.random.default_rng([seed, 1]), np.random.default_rng([seed, 2])
     ids = train_instances(env, cfg.phase, cfg.train_tasks, seed)
     lo, hi = env.eval_tasks[cfg.phase]
     eval_ids = list(range(lo, hi))[:cfg.eval_limit]
@@ -124,6 +154,8 @@ def train_one_real(env_name: str, arm: str, seed: int, lr: float, cfg: RealTrain
     rows: list[dict[str, Any]] = []
     env_steps, it, nxt, t0, c0 = 0, 0, 1, time.perf_counter(), time.process_time()
     train_succ: list[float] = []
+    kls: list[float] = []
+    sizes: list[float] = []
 
     def record() -> None:
         rows.append({"env": env_name, "arm": arm, "seed": seed, "lr": lr, "phase": cfg.phase, "iteration": it,
@@ -134,25 +166,34 @@ def train_one_real(env_name: str, arm: str, seed: int, lr: float, cfg: RealTrain
                      "success_trained": (evaluate(pol, ecol, ids, cfg.train_eval_rollouts, False, 1)
                                          if cfg.train_eval_rollouts else float("nan")),
                      "train_success": float(np.mean(train_succ)) if train_succ else float("nan"),
+                     "updates": len(kls), "kl": float(np.mean(kls)) if kls else float("nan"),
+                     "kls": ";".join(f"{k:.5g}" for k in kls),
+                     "step_size": float(np.mean(sizes)) if sizes else float("nan"),
                      "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0})
         train_succ.clear()
+        kls.clear()
+        sizes.clear()
 
     try:
         record()
-        while env_steps < cfg.budget_steps:
+        while env_steps < cfg.budget_steps or it < cfg.min_updates:
             it += 1
             tasks = [ids[i] for i in rng.choice(len(ids), size=min(cfg.groups, len(ids)), replace=False)]
-            batch = col.collect(TextActor(pol, rng), tasks=tasks)
+            batch = col.collect(ExpertMarking(actor_for(pol, rng)), tasks=tasks)
             env_steps += len(batch)
             train_succ.append(batch.success_rate)
             steps = replace(batch.steps, reward=training_reward(batch, cfg.reward))
-            adv = scale_advantages(bench_advantages(name, steps, **opts), cfg.adv_scale)
             ex = [e for e, keep in zip(batch.extras, batch.row_mask()) if keep]
+            adv = scale_advantages(arm_advantages(arm, steps, ex, cfg.gamma, ref_rng), cfg.adv_scale)
             n_traj = max(len(np.unique(steps.traj_id)), 1)
-            pol.update([e["decision"] for e in ex], adv / n_traj, lr)
+            size, kl = policy_step(pol, [e["decision"] for e in ex], adv / n_traj, lr, cfg.step)
+            kls.append(kl)
+            sizes.append(size)
             if (ahead := marks_passed(marks, nxt, env_steps)) > nxt:
                 nxt = ahead
                 record()
+        if kls:
+            record()  # updates past the budget (min_updates): the final policy is scored too
     finally:
         col.close()
         ecol.close()
@@ -178,6 +219,9 @@ def run_file(cfg: RealTrainConfig, env: str, arm: str, seed: int, lr: float) -> 
     d = {k: v for k, v in asdict(cfg).items() if k not in _NOT_IN_RUN}
     if d.get("reward") == "env":
         del d["reward"]  # runs from before the reward rule was a setting trained on the env's reward
+    for k, old in (("policy", "text"), ("step", "rms"), ("min_updates", 0)):
+        if d.get(k) == old:
+            del d[k]  # runs from before these were settings keep their files
     tag = hashlib.blake2b(json.dumps(d, sort_keys=True, default=str).encode(), digest_size=6).hexdigest()
     safe = arm.replace("[", "_").replace("]", "")
     return cfg.out / f"{cfg.name}_runs" / env / safe / f"seed{seed}_lr{lr:g}_{tag}.json"
@@ -275,13 +319,43 @@ def _fresh_runs(cfg: RealTrainConfig, res: RealResult, t0: float) -> RealResult:
     return res
 
 
+def finished_runs(cfg: RealTrainConfig, picks: dict[str, float] | None = None) -> tuple[RealResult, list[str]]:
+    """The rows of the study's runs that are already finished (its run files), running nothing, and the
+    runs still missing (``env/arm/seed``): a stopped study's report, before it is resumed."""
+    import json
+
+    res = RealResult(load=(os.getloadavg()[0], os.getloadavg()[0]))
+    res.picked = {f"{e}|{a}": (picks or {}).get(f"{e}/{a}", (picks or {}).get(a, cfg.lrs[0]))
+                  for e in cfg.envs for a in cfg.arms}
+    missing = []
+    for e in cfg.envs:
+        for s in range(cfg.seed_base, cfg.seed_base + cfg.seeds):
+            for a in cfg.arms:
+                path = run_file(cfg, e, a, s, res.picked[f"{e}|{a}"])
+                if path.exists():
+                    res.rows.extend(json.loads(path.read_text()))
+                else:
+                    missing.append(f"{e}/{a}/{s}")
+    last: dict[tuple[str, str, int], float] = {}
+    for r in res.rows:  # a run's rows are in order: its last holds its time
+        last[(r["env"], r["arm"], r["seed"])] = r["seconds"]
+    res.seconds = float(sum(last.values()))  # the finished runs' times summed (they ran one after another)
+    return res, missing
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="agentgym-credit bench train_real",
                                 description="Train the CPU text policy on ALFWorld / WebShop with each credit estimator.")
     d = RealTrainConfig()
     p.add_argument("--quick", action="store_true", help="tiny budgets, 2 seeds, WebShop (a smoke test)")
     p.add_argument("--envs", nargs="+", choices=sorted(REAL_ENVS), default=None)
-    p.add_argument("--arms", nargs="+", choices=list(ARMS), default=None)
+    p.add_argument("--arms", nargs="+", choices=[*ARMS, *REFERENCES], default=None,
+                   help="estimator arms; 'null' (random-sign advantages) and 'imitate' (expert imitation) check the metric")
+    p.add_argument("--policy", choices=POLICIES, default=None, help="text (numpy, default) or neural (torch, CPU)")
+    p.add_argument("--step", choices=STEPS, default=None,
+                   help="rms: --lrs are rates on RMS-scaled advantages (default); kl: --lrs are the mean "
+                        "KL(pi_old||pi_new) each update must reach (line search on the step size)")
+    p.add_argument("--min-updates", type=int, default=None, help="at least this many updates per run")
     p.add_argument("--phase", choices=PHASES, default=None,
                    help="which task instances: exploration (default) or the fresh confirmation ones")
     p.add_argument("--seeds", type=int, default=None, help=f"fresh seeds per arm (default {d.seeds})")
@@ -322,6 +396,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--no-save", action="store_true", help="do not save the learned policies")
     p.add_argument("--from-csv", type=Path, default=None, help="re-render the report from its CSV (no training)")
+    p.add_argument("--finished-only", action="store_true",
+                   help="report the study's finished runs only (its run files), running nothing; lists the missing")
     return p
 
 
@@ -342,7 +418,7 @@ def config_from_args(argv: Sequence[str]) -> tuple[RealTrainConfig, argparse.Nam
     if args.quick:
         kw.update(seeds=2, sweep_seeds=0, lrs=(0.3,), budget_steps=2_000, groups=4, group_size=4, train_tasks=8,
                   checkpoints=2, eval_rollouts=1, eval_limit=20, out=Path("agc-bench"))
-    for k in ("phase", "seeds", "seed_base", "sweep_seeds", "budget_steps", "groups", "group_size", "train_tasks",
+    for k in ("policy", "step", "min_updates", "phase", "seeds", "seed_base", "sweep_seeds", "budget_steps", "groups", "group_size", "train_tasks",
               "eval_rollouts", "checkpoints", "expert_bonus", "jobs", "ray", "predictions", "out", "name",
               "target_measure", "train_eval_rollouts", "eval_limit", "primary_measure", "pick_measure", "reward"):
         if getattr(args, k) is not None:
@@ -364,7 +440,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         picks = _pairs(args.lr_picks, "--lr-picks")
         for k in picks:
             e, _, a = k.rpartition("/")
-            if a not in ARMS or (e and e not in REAL_ENVS):
+            if (a not in ARMS and a not in REFERENCES) or (e and e not in REAL_ENVS):
                 raise ValueError(f"--lr-picks: unknown env or arm in {k!r}")
         cfg.validate()
     except ValueError as e:
@@ -375,6 +451,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg = replace(cfg, envs=tuple(dict.fromkeys(r["env"] for r in res.rows)),
                       arms=tuple(dict.fromkeys(r["arm"] for r in res.rows)),
                       command=R.read_command(args.from_csv.with_suffix(".md")) or cfg.command)
+    elif args.finished_only:
+        res, todo = finished_runs(cfg, picks)
+        n_done = len({(r["env"], r["arm"], r["seed"]) for r in res.rows})
+        paths = write_report(cfg, res)
+        note = (f"## Study state\n\nStopped before it finished: {n_done} runs finished, {len(todo)} missing "
+                f"({', '.join(todo) or 'none'}). The tables above hold the finished runs only (paired comparisons "
+                f"over the seeds both arms finished); 'Wall time' is the finished runs' times summed. The same "
+                f"command without `--finished-only` resumes the study (finished runs are kept).\n")
+        R.write_section(next(p for p in paths if p.suffix == ".md"), f"state-{cfg.phase}", note)
+        print(f"finished {n_done} runs; missing {len(todo)}: {' '.join(todo)}")
+        return 0
     elif picks:
         missing = [f"{e}/{a}" for e in cfg.envs for a in cfg.arms if f"{e}/{a}" not in picks and a not in picks]
         if missing:
@@ -400,6 +487,7 @@ if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())
 
 
-__all__ = ["RealEnv", "REAL_ENVS", "ARMS", "PHASES", "RealTrainConfig", "RealResult", "arm_call",
+__all__ = ["RealEnv", "REAL_ENVS", "ARMS", "PHASES", "RealTrainConfig", "RealResult", "arm_call", "make_policy",
+           "policy_step", "arm_advantages",
            "train_instances", "training_reward", "evaluate", "policy_path", "run_file", "train_one_real", "run_jobs", "pick_rates",
-           "run_benchmark", "run_picked", "build_parser", "config_from_args", "main"]
+           "run_benchmark", "run_picked", "finished_runs", "build_parser", "config_from_args", "main"]

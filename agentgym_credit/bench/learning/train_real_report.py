@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from agentgym_credit.bench.learning.real_config import REAL_ENVS, RealResult, RealTrainConfig
+from agentgym_credit.bench.learning.train_real_checks import checks_section, compare
 from agentgym_credit.bench.stats import metrics as M
 from agentgym_credit.bench.stats import report as R
 from agentgym_credit.plotting import try_plot_panels
@@ -76,19 +77,6 @@ def run_summary(cfg: RealTrainConfig, rows: Sequence[dict[str, Any]]) -> list[di
     return out
 
 
-def compare(runs: Sequence[dict[str, Any]], env: str, a: str, b: str, measure: str) -> dict[str, Any]:
-    """Paired difference ``a − b`` over seeds of one measure, its 95% interval and two-sided p."""
-    by = {(r["arm"], r["seed"]): r[measure] for r in runs if r["env"] == env}
-    seeds = sorted({s for (x, s) in by if x == a} & {s for (x, s) in by if x == b})
-    x = np.array([by[(a, s)] for s in seeds], dtype=np.float64)
-    y = np.array([by[(b, s)] for s in seeds], dtype=np.float64)
-    d, h, n = M.paired_diff_ci(x, y) if seeds else (float("nan"), float("nan"), 0)
-    base = float(np.mean(y)) if seeds else float("nan")
-    return {"env": env, "a": a, "b": b, "measure": measure, "diff": d, "ci": h, "n": n,
-            "relative": d / base if base else float("nan"),
-            "p": M.p_from_interval(d, h, n - 1) if n > 1 and math.isfinite(h) else float("nan")}
-
-
 def _ci(values: Sequence[float]) -> str:
     m, h, _ = M.mean_ci(np.asarray(values, dtype=np.float64))
     return R.fmt_ci(m, h)
@@ -125,8 +113,8 @@ def _env_section(cfg: RealTrainConfig, res: RealResult, env: str, runs: list[dic
                     _ci([r["steps"] for r in rs]) if env in cfg.target else "-", reach])
     tgt = cfg.target.get(env)
     lines += [f"Held-out success (sampled unless said; mean and 95% interval over seeds). Start = before any "
-              f"update (greedy start {_ci([r['start_greedy'] for r in mine])}: the prior's argmax is nearly the "
-              f"expert, so the sampled policy is the one that starts where a fine-tuned agent starts)."
+              f"update (greedy start {_ci([r['start_greedy'] for r in mine])}: at a high expert bonus the prior's "
+              f"argmax is nearly the expert, and the sampled policy is the one that learns)."
               + (f" Target for steps: {cfg.target_measure} >= {tgt:g} (censored at the budget)." if tgt else ""), "",
               R.markdown_table(["arm", "lr", "seeds", "start", "final", "mean over checkpoints", "final greedy",
                                 "trained goals: start", "trained goals: final", "env steps to target", "reached"],
@@ -194,6 +182,14 @@ _REWARD_WORDS = {"verl-agent": "verl-agent's reward (10 at a win, else 0)",
                  "env": "the env's own reward (WebShop: the partial score of any purchase)"}
 
 
+def _step_words(cfg: RealTrainConfig) -> str:
+    policy = ("the neural text policy (torch)" if cfg.policy == "neural" else "the text policy") + "; "
+    if cfg.step == "kl":
+        return policy + ("each update's step size set by line search so that the mean KL(π_old‖π_new) over the "
+                         "batch's rows hits the arm's 'lr' column (matched policy change per update)")
+    return policy + f"advantages divided by their batch RMS ({cfg.adv_scale}), one step at the arm's rate"
+
+
 def write_report(cfg: RealTrainConfig, res: RealResult) -> list[Path]:
     cfg.out.mkdir(parents=True, exist_ok=True)
     base = cfg.out / cfg.name
@@ -209,10 +205,13 @@ def write_report(cfg: RealTrainConfig, res: RealResult) -> list[Path]:
             f"the end (2 cores shared with other jobs). Budget {cfg.budget_steps} env steps per run; "
             f"{cfg.groups} groups x N = {cfg.group_size} per update; {cfg.train_tasks} training instances per seed; "
             f"held-out evaluation at {cfg.checkpoints + 1} checkpoints; prior expert bonus {cfg.expert_bonus:g}, "
-            f"learned parts {', '.join(cfg.parts)}; advantages divided by their batch RMS ({cfg.adv_scale}), "
-            f"computed from {_REWARD_WORDS[cfg.reward]}.", ""]
+            f"learned parts {', '.join(cfg.parts)}; {_step_words(cfg)}; at least {cfg.min_updates} updates per run; "
+            f"advantages computed from {_REWARD_WORDS[cfg.reward]}.", ""]
+    measure = "auc_trained" if cfg.primary_measure == "steps" else cfg.primary_measure
+    prim = [tuple(p.split(":", 1)) for p in cfg.primary]
     for env in cfg.envs:
         body.append(_env_section(cfg, res, env, summary))
+        body.append(checks_section(res.rows, summary, env, cfg.arms, measure, prim, cfg.phase))
     body.append(_comparison_section(cfg, summary))
     if png is not None:
         body += [f"![learning curves]({png.name})", ""]

@@ -15,7 +15,7 @@ on the batch's own states and on a *fresh* batch of the same instances (what the
 expert command is the move towards success (its greedy policy wins the episode), so Δp > 0 is an update
 towards success. Two reference arms check the metric before it is read:
 
-- **null**: the arm's advantages replaced by i.i.d. normal noise of the same RMS (no information); its Δp is
+- **null**: the arm's advantages replaced by i.i.d. random signs of the same RMS (no information); its Δp is
   the drift a directionless update of this size has;
 - **known effect**: ``imitate``, advantage +1 on rows where the expert command was taken and −1 elsewhere
   (centred, RMS-scaled): an update that must raise Δp.
@@ -39,17 +39,14 @@ import numpy as np
 
 from agentgym_credit.bench.exact.credit_signals import bench_advantages
 from agentgym_credit.bench.learning.real_config import ARMS, REAL_ENVS, REWARDS, check_names
+from agentgym_credit.bench.learning.matched_step import REFERENCES, ExpertMarking, reference_advantages
 from agentgym_credit.bench.learning.train_real import arm_call, train_instances, training_reward
 from agentgym_credit.bench.learning.train_tabular import scale_advantages
 from agentgym_credit.bench.stats import metrics as M
 from agentgym_credit.bench.stats import report as R
 from agentgym_credit.trainer.checkpoint import atomic_write_text
-from agentgym_credit.truth.policies import _expert, candidate_actions
 from agentgym_credit.truth.text_policy import Decision, TextActor, TextPolicy
 from agentgym_credit.wrappers.collector import GroupedRolloutCollector
-
-REFERENCES = ("null", "imitate")
-"""Reference arms: directionless noise of the same size, and the expert-imitation known effect."""
 
 
 @dataclass
@@ -84,18 +81,6 @@ class DirectionConfig:
             raise ValueError(f"lr must be positive, got {self.lr}")
 
 
-class _ExpertMarking(TextActor):
-    """:class:`TextActor` that also records, per step, the index of the expert command among the candidates."""
-
-    def __call__(self, observations, infos):
-        out = super().__call__(observations, infos)
-        for o, info in zip(out, infos):
-            acts = candidate_actions(info)
-            e = _expert(info, acts)
-            o["expert_idx"] = acts.index(e) if e is not None and e in acts else -1
-        return out
-
-
 def expert_shift(before: TextPolicy, after: TextPolicy, rows: Sequence[dict[str, Any]]) -> float:
     """Mean over rows with an expert command of π_after(expert|s) − π_before(expert|s). The rows hold the
     decision ``before`` made (its probabilities, features and residual keys), so π_after follows from the
@@ -117,14 +102,6 @@ def expert_shift(before: TextPolicy, after: TextPolicy, rows: Sequence[dict[str,
     return float(np.mean(shifts)) if shifts else float("nan")
 
 
-def reference_advantages(arm: str, rows: Sequence[dict[str, Any]], like: np.ndarray, rng: np.random.Generator
-                         ) -> np.ndarray:
-    if arm == "null":
-        return rng.standard_normal(len(like))
-    took = np.array([float(r["decision"].idx == r["expert_idx"]) for r in rows])
-    return took - took.mean()
-
-
 def run(cfg: DirectionConfig) -> list[dict[str, Any]]:
     cfg.validate()
     import agentgym_credit  # noqa: F401  (registers credit/*)
@@ -143,8 +120,8 @@ def run(cfg: DirectionConfig) -> list[dict[str, Any]]:
             rng = np.random.default_rng([cfg.seed, b])
             ids = train_instances(env, "exploration", cfg.train_tasks, cfg.seed)
             tasks = [ids[i] for i in rng.choice(len(ids), size=min(cfg.groups, len(ids)), replace=False)]
-            batch = col.collect(_ExpertMarking(pol, rng), tasks=tasks)
-            fresh = col.collect(_ExpertMarking(pol, rng), tasks=tasks)
+            batch = col.collect(ExpertMarking(TextActor(pol, rng)), tasks=tasks)
+            fresh = col.collect(ExpertMarking(TextActor(pol, rng)), tasks=tasks)
             rows = [e for e, keep in zip(batch.extras, batch.row_mask()) if keep]
             frows = [e for e, keep in zip(fresh.extras, fresh.row_mask()) if keep]
             n_traj = max(len(np.unique(batch.steps.traj_id)), 1)
@@ -154,7 +131,7 @@ def run(cfg: DirectionConfig) -> list[dict[str, Any]]:
                     if arm in REFERENCES:
                         if reward != cfg.rewards[0]:
                             continue  # the references do not read the reward
-                        adv = reference_advantages(arm, rows, steps.reward, rng)
+                        adv = reference_advantages(arm, rows, rng)
                     else:
                         name, opts = arm_call(arm, cfg.gamma)
                         adv = bench_advantages(name, steps, **opts)

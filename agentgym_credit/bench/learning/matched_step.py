@@ -1,0 +1,133 @@
+"""Updates of ``bench train_real`` compared at **matched policy change**: a KL target per update, and the
+reference arms that check the learning metric.
+
+An arm's advantages fix the *direction* of a REINFORCE update ``θ' = θ + α · Σ_i Â_i ∇ log π(a_i|s_i) / #traj``;
+how far it moves the policy depends on the advantages' shape as much as on their RMS (a heavy-tailed arm
+changes the policy several times more than another at equal RMS and rate). With ``step="kl"`` the step size
+``α`` of every update is chosen by line search so that the mean over the batch's rows of
+``KL(π_old(·|s_i) ‖ π_new(·|s_i))`` hits ``kl_target``: every arm buys the same policy change per update and
+is judged by where it spends it. The achieved KL and ``α`` are recorded per update.
+
+What lives here:
+
+- :func:`mean_kl` / :func:`line_search`: the KL of a logit change and the bisection (in log α) on it; the
+  KL along a ray from ``α = 0`` grows monotonically, so bisection converges to the target or reports the
+  largest change reachable (a batch whose update is zero gets ``α = 0``, KL 0);
+- :func:`text_step`: the matched step for :class:`~agentgym_credit.truth.text_policy.TextPolicy` (its update is
+  linear in the rate, so the logit change per row is computed once from a unit step);
+- :data:`REFERENCES`, :func:`reference_advantages`, :class:`ExpertMarking`: the null arm (random-sign
+  advantages: an update of the same size with no information, which must tie) and the known-effect arm
+  (``imitate``: +1 where the env expert's command was taken, centred, which must win).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from agentgym_credit.truth.policies import _expert, candidate_actions
+from agentgym_credit.truth.text_policy import TextPolicy
+
+REFERENCES = ("null", "imitate")
+"""Reference arms: random-sign advantages (no information) and expert imitation (the known effect)."""
+
+STEPS = ("rms", "kl")
+"""How the step of one update is sized: the configured rate on RMS-scaled advantages, or a KL target."""
+
+
+def mean_kl(probs: Sequence[np.ndarray], dlogits: Sequence[np.ndarray], alpha: float) -> float:
+    """Mean over rows of ``KL(p ‖ softmax(log p + α·Δ))``."""
+    if not probs:
+        return 0.0
+    tot = 0.0
+    for p, d in zip(probs, dlogits):
+        z = alpha * d
+        z = z - z.max()
+        logq = z - np.log(np.sum(p * np.exp(z)))  # log q_a − log p_a
+        tot += float(-np.sum(p * logq))
+    return tot / len(probs)
+
+
+def line_search(kl_of: Callable[[float], float], target: float, alpha0: float = 1.0, max_alpha: float = 1e6,
+                iters: int = 40, rtol: float = 0.02) -> tuple[float, float]:
+    """``(α, KL(α))`` with ``KL(α)`` within ``rtol`` of ``target`` (bisection in log α after bracketing by
+    doubling from ``alpha0``); ``(max_alpha, KL)`` when even that step stays below the target, ``(0, 0)``
+    when the step changes nothing."""
+    if not np.isfinite(target) or target <= 0:
+        raise ValueError(f"kl_target must be a positive number, got {target}")
+    lo, hi = 0.0, float(alpha0)
+    k_hi = kl_of(hi)
+    if k_hi <= 1e-15:
+        return 0.0, 0.0
+    while k_hi < target:
+        lo, hi = hi, hi * 4.0
+        if hi > max_alpha:
+            return max_alpha, kl_of(max_alpha)
+        k_hi = kl_of(hi)
+    best = (hi, k_hi)
+    for _ in range(iters):
+        if abs(best[1] - target) <= rtol * target:
+            break
+        mid = np.sqrt(lo * hi) if lo > 0 else hi / 4.0
+        k = kl_of(mid)
+        best = (mid, k) if abs(k - target) < abs(best[1] - target) else best
+        lo, hi = (mid, hi) if k < target else (lo, mid)
+    return best
+
+
+def text_step(pol: TextPolicy, decisions: Sequence[Any], weights: np.ndarray, kl_target: float | None = None,
+              lr: float | None = None) -> tuple[float, float]:
+    """Apply the REINFORCE update of :meth:`TextPolicy.update` to ``pol`` with rate ``lr`` or the rate that makes
+    the mean KL over ``decisions`` hit ``kl_target``; returns ``(rate, achieved KL)``."""
+    if (kl_target is None) == (lr is None):
+        raise ValueError("give exactly one of kl_target and lr")
+    w0, r0 = pol.w.copy(), dict(pol.residual)
+    pol.update(decisions, weights, 1.0)
+    dw = pol.w - w0
+    dres = {k: v - r0.get(k, 0.0) for k, v in pol.residual.items()}
+    probs, dl = [], []
+    for d in decisions:
+        if d.idx < 0:
+            continue
+        ends = np.cumsum(d.counts)
+        starts = ends - d.counts
+        delta = np.array([dw[d.feats[s:e]].sum() for s, e in zip(starts, ends)])
+        delta += np.array([dres.get(k, 0.0) for k in d.rkeys])
+        probs.append(np.asarray(d.probs, dtype=np.float64))
+        dl.append(delta)
+    alpha, kl = (line_search(lambda a: mean_kl(probs, dl, a), kl_target) if kl_target is not None
+                 else (float(lr), mean_kl(probs, dl, float(lr))))
+    pol.w = w0 + alpha * dw
+    pol.residual = {**r0, **{k: r0.get(k, 0.0) + alpha * v for k, v in dres.items()}}
+    return alpha, kl
+
+
+class ExpertMarking:
+    """Wraps a collector actor so each step's extras also hold ``expert_idx``: the index of the env expert's
+    command among the candidates (-1 when there is none). Only the ``imitate`` reference reads it."""
+
+    def __init__(self, actor: Callable[..., list[dict[str, Any]]]):
+        self.actor = actor
+
+    def __call__(self, observations: Sequence[str], infos: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        out = self.actor(observations, infos)
+        for o, info in zip(out, infos):
+            acts = candidate_actions(info)
+            e = _expert(info, acts)
+            o["expert_idx"] = acts.index(e) if e is not None and e in acts else -1
+        return out
+
+
+def reference_advantages(arm: str, rows: Sequence[Mapping[str, Any]], rng: np.random.Generator) -> np.ndarray:
+    """``null``: i.i.d. random signs; ``imitate``: 1 where the row's action was the expert's, centred."""
+    if arm == "null":
+        return rng.choice(np.array([-1.0, 1.0]), size=len(rows))
+    if arm == "imitate":
+        took = np.array([float(r["decision"].idx == r["expert_idx"]) for r in rows])
+        return took - took.mean() if len(took) else took
+    raise ValueError(f"unknown reference arm {arm!r}; choose from {REFERENCES}")
+
+
+__all__ = ["REFERENCES", "STEPS", "mean_kl", "line_search", "text_step", "ExpertMarking", "reference_advantages"]
