@@ -28,7 +28,7 @@ DEV = REPO.parent / "shared" / "data" / "alfworld" / "dev"
 def test_a_webshop_snapshot_query_over_the_cap_is_refused_before_searching(monkeypatch):
     pytest.importorskip("rapidfuzz")
     from agentgym_credit.envs.webshop.env import WebShopEnv, shared_catalog
-    from agentgym_credit.envs.webshop.snapshots import _HEAD
+    from agentgym_credit.envs.webshop.snapshots import _HEAD, MAX_QUERY_CHARS as S_MAX_QUERY
 
     env = WebShopEnv(catalog=shared_catalog(100), split="test", cache_dir=False)
     env.reset(seed=0, options={"task": 0})
@@ -39,8 +39,10 @@ def test_a_webshop_snapshot_query_over_the_cap_is_refused_before_searching(monke
     head, rest = raw[:_HEAD.size], raw[_HEAD.size:].decode().split("\x1f")
     searched = []
     monkeypatch.setattr(env, "_search", lambda q: searched.append(q) or ())
-    for query in ("shirt " * 2000, "shirt " * 500_000):  # 12 kB, 3 MB: normalized queries over MAX_QUERY_CHARS
-        rest[2] = env.normalize_query(query)
+    word = min(env.index.term_id, key=lambda w: (-len(w), w))  # an indexed term: it survives normalize_query
+    for copies in (12_000 // len(word), 3_000_000 // len(word)):  # 12 kB, 3 MB: normalized queries over the cap
+        rest[2] = env.normalize_query(f"{word} " * copies)
+        assert len(rest[2]) > S_MAX_QUERY
         forged = S.pack("WebShopEnv", doc["config"], doc["rng"], head + "\x1f".join(rest).encode())
         with pytest.raises(SnapshotError, match="MAX_QUERY_CHARS|more than its fields"):
             env.set_state(forged)

@@ -57,8 +57,7 @@ class Report:
 REPORTS: dict[str, Report] = {r.path: r for r in (
     Report("exact/credit_accuracy.md", "credit", ("--no-progress",), "credit_accuracy_runs.csv",
            ("task", "policy", "N", "seed", "signal"),
-           ("--tasks", "cue", "--policies", "uniform", "--group-sizes", "4", "--seeds", "1"),
-           stale="55a8f9f"),
+           ("--tasks", "cue", "--policies", "uniform", "--group-sizes", "4", "--seeds", "1")),
     Report("exact/grouping.md", "grouping", ("--no-progress",), "grouping_runs.csv",
            ("task", "perturb", "N", "seed", "anchor"),
            ("--tasks", "aliased", "--group-sizes", "4", "--seeds", "1")),
