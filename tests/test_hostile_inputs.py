@@ -28,7 +28,8 @@ DEV = REPO.parent / "shared" / "data" / "alfworld" / "dev"
 def test_a_webshop_snapshot_query_over_the_cap_is_refused_before_searching(monkeypatch):
     pytest.importorskip("rapidfuzz")
     from agentgym_credit.envs.webshop.env import WebShopEnv, shared_catalog
-    from agentgym_credit.envs.webshop.snapshots import _HEAD, MAX_QUERY_CHARS as S_MAX_QUERY
+    from agentgym_credit.envs.webshop.snapshots import _HEAD
+    from agentgym_credit.envs.webshop.snapshots import MAX_QUERY_CHARS as S_MAX_QUERY
 
     env = WebShopEnv(catalog=shared_catalog(100), split="test", cache_dir=False)
     env.reset(seed=0, options={"task": 0})
@@ -47,7 +48,8 @@ def test_a_webshop_snapshot_query_over_the_cap_is_refused_before_searching(monke
         with pytest.raises(SnapshotError, match="MAX_QUERY_CHARS|more than its fields"):
             env.set_state(forged)
     assert searched == []
-    from agentgym_credit.envs.webshop import env as shop_env, snapshots
+    from agentgym_credit.envs.webshop import env as shop_env
+    from agentgym_credit.envs.webshop import snapshots
 
     assert snapshots.MAX_QUERY_CHARS == shop_env.MAX_QUERY_CHARS  # a restore's cap is a step's
 

@@ -7,7 +7,7 @@ import pytest
 
 from agentgym_credit.bench.learning import train_real as T
 from agentgym_credit.bench.learning.matched_step import line_search, mean_kl, reference_advantages, text_step
-from agentgym_credit.truth.text_policy import TextActor, TextPolicy
+from agentgym_credit.truth.text_policy import TextPolicy
 from agentgym_credit.wrappers.collector import GroupedRolloutCollector
 
 

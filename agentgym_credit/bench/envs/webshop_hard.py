@@ -104,7 +104,7 @@ def write_markdown(
         "",
         f"Generator v{GENERATOR_VERSION}{' with hard=True' if hard else ''}, catalogue seeds {list(seeds)} "
         + ("(judged: fixed before any run, never used in tuning)" if seeds == JUDGED_SEEDS else "(tuning)")
-        + f", test goals from 0, 15-step limit, default reward (`v2`, original colour rule). Machine: "
+        + ", test goals from 0, 15-step limit, default reward (`v2`, original colour rule). Machine: "
         + f"{platform.machine()} {os.cpu_count()} CPUs shared with other sessions (load {os.getloadavg()[0]:.1f}"
         + f" at the end). Command: `{command}`.",
         "",

@@ -27,7 +27,7 @@ import shlex
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from itertools import product
 from pathlib import Path
 
@@ -42,8 +42,6 @@ from agentgym_credit.bench.exact.credit_run import (
     true_advantages,
 )
 from agentgym_credit.bench.exact.credit_signals import obs_keyed
-from agentgym_credit.bench.stats import metrics as M
-from agentgym_credit.bench.stats.report import machine_lines, markdown_table, progress, write_csv
 from agentgym_credit.bench.exact.graph_tuning import (
     CANDIDATES,
     KURTOSIS_FACTOR,
@@ -55,6 +53,8 @@ from agentgym_credit.bench.exact.graph_tuning import (
     choose_defaults,
     kurtosis,
 )
+from agentgym_credit.bench.stats import metrics as M
+from agentgym_credit.bench.stats.report import machine_lines, markdown_table, progress, write_csv
 from agentgym_credit.credit import advantages
 
 GRADED = TaskSpec("graded", "credit/GradedGrid-v0", "slip 0.2, goal 1.0 / side exit 0.4 / coin 0.3, step cost",

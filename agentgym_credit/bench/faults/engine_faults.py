@@ -67,7 +67,9 @@ def sweep_cases(game: dict[str, Any], per_kind: int, seed: int = 0) -> dict[str,
     cases: dict[str, Any] = {}
     for share in RAM_SHARES:
         for k in range(per_kind):
-            def ram(share=share, s=int(rng.integers(1 << 31))):
+            seed = int(rng.integers(1 << 31))
+
+            def ram(share=share, s=seed):
                 r = np.random.default_rng(s)
                 x = xor.copy()
                 at = 64 + r.choice(len(x) - 64, max(1, int(share * (len(x) - 64))), replace=False)
@@ -78,14 +80,18 @@ def sweep_cases(game: dict[str, Any], per_kind: int, seed: int = 0) -> dict[str,
     for d in moves:
         cases[f"pc {d:+d}"] = lambda d=d: {**game, "regs": [regs[0] + d, *regs[1:]]}
     for k in range(per_kind):
-        def word(s=int(rng.integers(1 << 31))):
+        seed = int(rng.integers(1 << 31))
+
+        def word(s=seed):
             r = np.random.default_rng(s)
             st = stack.copy()
             st[int(r.integers(regs[1], len(st)))] = int(r.integers(1 << 16))
             return {**game, "stack": _packed(st.tobytes())}
         cases[f"stack word #{k}"] = word
         if frames:
-            def ret(s=int(rng.integers(1 << 31))):
+            seed = int(rng.integers(1 << 31))
+
+            def ret(s=seed):
                 r = np.random.default_rng(s)
                 st = stack.copy()
                 p = frames[int(r.integers(len(frames)))]

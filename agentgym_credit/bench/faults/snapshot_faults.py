@@ -295,4 +295,4 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["dynamic_ram_probe", "BUDGET_MIB", "BUDGET_SECONDS", "NATIVE_SIZES", "main", "run_child", "seal_payload", "textworld_cases"]
+__all__ = ["dynamic_ram_probe", "BUDGET_MIB", "BUDGET_SECONDS", "main", "run_child", "seal_payload", "textworld_cases"]

@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 
 from agentgym_credit.bench.exact.credit_signals import bench_advantages
-from agentgym_credit.bench.learning.real_config import ARMS, REAL_ENVS, REWARDS, check_names
 from agentgym_credit.bench.learning.matched_step import REFERENCES, ExpertMarking, reference_advantages
+from agentgym_credit.bench.learning.real_config import ARMS, REAL_ENVS, REWARDS, check_names
 from agentgym_credit.bench.learning.train_real import arm_call, train_instances, training_reward
 from agentgym_credit.bench.learning.train_tabular import scale_advantages
 from agentgym_credit.bench.stats import metrics as M
