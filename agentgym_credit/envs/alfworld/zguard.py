@@ -25,7 +25,8 @@ In a *disposable* process — a worker of the subprocess or Ray backend, whose d
 replacing it and re-running its trajectory — the guard is a **watchdog** instead (``set_guard("watchdog")``,
 done by :class:`~agentgym_credit.wrappers.workers.EnvWorker` in worker processes): no fork, the state is set in
 the worker itself while a watchdog thread ends the process if the interpreter does not return within
-:data:`GUARD_SECONDS` (a restore) or :data:`STEP_SECONDS` (a step); a crash ends it anyway. Either way a hang
+:data:`PROBE_CPU_SECONDS` of the process's CPU time (a restore; wall backstop :data:`PROBE_WALL_SECONDS`) or
+:data:`STEP_SECONDS` of wall time (a step); a crash ends it anyway. Either way a hang
 lasts at most those seconds and the caller's process (the trainer's) survives.
 
 What lives here: :func:`probe`, :func:`watch`, :func:`vouch`, :func:`vouched`, :func:`set_guard` (``"probe"``,
@@ -49,7 +50,7 @@ from typing import Any
 from agentgym_credit.errors import SnapshotError
 
 GUARD_SECONDS = 2.0
-"""Longest a restore may take in a disposable worker before the watchdog ends the process (wall time)."""
+"""A probe's wall-time bound where its child's CPU time cannot be read (no ``/proc``)."""
 
 PROBE_CPU_SECONDS = 0.5
 """CPU time (user + system) a probe's child may use before its state is refused as a hang (a clean probe uses a
@@ -97,6 +98,7 @@ class _Watchdog:
     def __init__(self) -> None:
         self.cond = threading.Condition()
         self.deadline: float | None = None
+        self.cpu_deadline: float | None = None  # in time.process_time() (the whole process's CPU time)
         self.what = ""
         self.thread: threading.Thread | None = None
 
@@ -107,24 +109,29 @@ class _Watchdog:
                     self.cond.wait()
                     continue
                 left = self.deadline - time.monotonic()
-                if left <= 0:
-                    os.write(2, f"agentgym_credit zguard: {self.what} did not return within its limit; ending this "
+                spun = self.cpu_deadline is not None and time.process_time() >= self.cpu_deadline
+                if left <= 0 or spun:
+                    why = "its CPU limit" if spun else "its limit"
+                    os.write(2, f"agentgym_credit zguard: {self.what} did not return within {why}; ending this "
                                 "worker process (the collector replaces it)\n".encode())
                     os._exit(WATCHDOG_EXIT)
-                self.cond.wait(left)
+                self.cond.wait(left if self.cpu_deadline is None else min(left, POLL_SECONDS))
 
 
 _DOG = _Watchdog()
 
 
 class watch:
-    """``with watch(seconds, what):`` — in ``"watchdog"`` mode, end the process if the block runs longer; else
-    nothing."""
+    """``with watch(seconds, what):`` — in ``"watchdog"`` mode, end the process if the block runs longer than
+    ``seconds`` of wall time or uses ``cpu`` seconds of the process's CPU time; else nothing. Without ``seconds``
+    (a restore): :data:`PROBE_CPU_SECONDS` of CPU, :data:`PROBE_WALL_SECONDS` of wall time."""
 
-    __slots__ = ("seconds", "what", "armed")
+    __slots__ = ("seconds", "cpu", "what", "armed")
 
-    def __init__(self, seconds: float | None = None, what: str = "the game") -> None:
-        self.seconds, self.what, self.armed = GUARD_SECONDS if seconds is None else seconds, what, False
+    def __init__(self, seconds: float | None = None, what: str = "the game", cpu: float | None = None) -> None:
+        self.seconds = PROBE_WALL_SECONDS if seconds is None else seconds
+        self.cpu = PROBE_CPU_SECONDS if seconds is None and cpu is None else cpu
+        self.what, self.armed = what, False
 
     def __enter__(self) -> None:
         if _MODE[0] != "watchdog":
@@ -134,12 +141,13 @@ class watch:
                 _DOG.thread = threading.Thread(target=_DOG.run, name="agc-zguard", daemon=True)
                 _DOG.thread.start()
             _DOG.deadline, _DOG.what, self.armed = time.monotonic() + self.seconds, self.what, True
+            _DOG.cpu_deadline = None if self.cpu is None else time.process_time() + self.cpu
             _DOG.cond.notify()
 
     def __exit__(self, *exc: object) -> None:
         if self.armed:
             with _DOG.cond:
-                _DOG.deadline = None
+                _DOG.deadline = _DOG.cpu_deadline = None
                 _DOG.cond.notify()
 
 
