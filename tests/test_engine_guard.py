@@ -134,7 +134,8 @@ print(json.dumps(out))
 
 def test_a_disposable_worker_ends_itself_on_a_hang_instead_of_forking(cache):
     """In a worker process of the subprocess/Ray backends the guard is a watchdog (no fork per foreign restore): a
-    state that hangs jericho ends the worker with WATCHDOG_EXIT within GUARD_SECONDS; the collector replaces it."""
+    state that hangs jericho ends the worker with WATCHDOG_EXIT once it has spun PROBE_CPU_SECONDS of CPU; the
+    collector replaces it."""
     from agentgym_credit.envs.alfworld import zguard
 
     done = subprocess.run([sys.executable, "-c", _SETUP + r"""
@@ -143,4 +144,4 @@ zguard.set_guard("watchdog")
 print(outcome(ram_noise(0.2, 4)), flush=True)
 """, str(cache)], capture_output=True, text=True, timeout=300)
     assert done.returncode == zguard.WATCHDOG_EXIT, (done.returncode, done.stdout[-500:], done.stderr[-1500:])
-    assert "did not return within its limit" in done.stderr
+    assert "did not return within its CPU limit" in done.stderr

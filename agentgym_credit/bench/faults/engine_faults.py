@@ -198,8 +198,9 @@ def _section(results: dict[tuple[str, str], dict[str, Any]], cmd: str, predictio
                               "slowest refusal s", "largest extra MiB", "genuine restores after"], table), ""]
     n = sum(total.values())
     lines += [f"Totals: {n} hostile snapshots; {dict(total)}; answers over {HANG_SECONDS:g} s: {hangs}; caller "
-              f"crashes: {crashes}. Slowest refusal {worst_s:.2f} s (a hang is refused when the probe's "
-              f"`GUARD_SECONDS` run out), largest extra peak RSS of the caller {worst_m:.1f} MiB.", "",
+              f"crashes: {crashes}. Slowest refusal {worst_s:.2f} s (on sync a hang is refused when the probe's "
+              f"child has used `PROBE_CPU_SECONDS` of CPU; on subprocess the watchdog ends the worker at the same "
+              f"CPU bound, and a case re-run on the replacement also waits for its start), largest extra peak RSS of the caller {worst_m:.1f} MiB.", "",
               f"Goal: 0 answers over {HANG_SECONDS:g} s and 0 caller crashes over >= 200 cases on every backend: "
               f"**{'met' if hangs == 0 and crashes == 0 and n >= 200 else 'not met'}**.", ""]
     for (challenge, backend), res in results.items():
