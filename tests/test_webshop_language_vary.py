@@ -81,3 +81,36 @@ def test_bench_report_with_and_without_a_human_file(tmp_path):
         WL.main(["--n", "60", "--tune-seeds", "1", "--report-seeds", "1", "--out", str(out)])  # tuned = reported
     with pytest.raises(SystemExit):
         WL.main(["--report-seeds", "1", "--human", str(tmp_path / "missing.json"), "--out", str(out)])
+
+
+def test_padding_stats_by_hand():
+    """Issue 45: variety must not come from padding: rep3, repC, median and top20 on texts worked by hand."""
+    st = language_stats(["a red mug and a red lid and a cup", "i need a blue lamp for my desk", "a lamp"])
+    assert st["repeat3"] == pytest.approx(1 / 3)  # "a" three times in the first only
+    assert st["repeat_content"] == pytest.approx(1 / 3)  # "red" twice; "and"/"a" are function words or short
+    assert st["median_words"] == 8  # lengths 9, 8, 2
+    clean = language_stats(["i want a mug", "i want a cup"])
+    assert clean["repeat3"] == 0 and clean["repeat_content"] == 0 and clean["top3gram"] == 1.0
+
+
+def test_human_goals_list_and_padding_checks(tmp_path):
+    """``--human`` takes the original's human_goals.json (a JSON list) as well as items_human_ins.json; the
+    report checks length and repeats against it, and a padded generator fails the check."""
+    texts = [f"i want a {c} {n} for my {r}" for c in ("red", "blue", "teal") for n in ("mug", "lamp", "rug", "cup")
+             for r in ("desk", "den", "car", "van", "loft", "dorm")]
+    hum = tmp_path / "human_goals.json"
+    hum.write_text(json.dumps(texts))
+    assert WL.load_human(hum, 5) == texts[:5]
+    human = language_stats(texts)
+    ok_text, ok = WL.padding_checks(human, human)
+    assert ok and ok_text == "ok ok"
+    padded = language_stats([t + " and a nice mug and a mug and a mug" for t in texts])
+    assert WL.padding_checks(padded, human) == ("length repeats", False)
+    out = tmp_path / "r.md"
+    assert WL.main(["--n", "60", "--tune-seeds", "--report-seeds", "1", "--human", str(hum), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "`human_goals.json`" in text and "| - | human | sentence | 60 |" in text and "Padding check" in text
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(["a text", 3]))
+    with pytest.raises(SystemExit):
+        WL.main(["--n", "3", "--tune-seeds", "--report-seeds", "1", "--human", str(bad), "--out", str(out)])

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -411,6 +412,14 @@ def sample_typos(toks: Sequence[Sequence[str]], min_len: int = 4, frequent: int 
     return [any(typo(w) for w in t) for t in toks]
 
 
+_FUNCTION_WORDS = frozenset(
+    "the and for with that this are was its from one you your but not can any very too also all has have "
+    "size color pack".split()
+)
+"""Words whose repetition in one instruction is no padding (``repeat_content`` skips them and any word of
+fewer than 3 letters): function words and the option names people write after each value."""
+
+
 def language_stats(texts: Sequence[str]) -> dict[str, float]:
     """Language statistics of a set of instructions, the one function both human and generated text are
     measured with: ``mean_words``, ``vocabulary`` (distinct words), ``distinct3`` (distinct word 3-grams over
@@ -418,7 +427,11 @@ def language_stats(texts: Sequence[str]) -> dict[str, float]:
     space and a word), ``informal`` (share with an informal token: a contraction without its apostrophe,
     ``iam``, ``pls``, ``u``...; a spacing slip: two spaces, a space before punctuation, no space after a
     comma; or a :func:`sample_typos` typo). Words = lower-cased runs of letters and digits (with inner
-    ``'.-``). Vocabulary and distinct-3 grow with the sample: compare equal sizes."""
+    ``'.-``). Vocabulary and distinct-3 grow with the sample: compare equal sizes.
+    Padding checks (issue 45: variety must not come from longer or repetitive text): ``median_words``,
+    ``repeat3`` (share of instructions with one word 3+ times), ``repeat_content`` (share with a content word
+    twice: 3+ letters, not in :data:`_FUNCTION_WORDS`), ``top3gram`` (share of all 3-grams taken by the 20
+    most frequent: a template's signature)."""
     lows = [t.lower().replace("\u2019", "'") for t in texts]
     toks = [_WORDS.findall(t) for t in lows]
     n = sum(len(t) for t in toks)
@@ -429,6 +442,9 @@ def language_stats(texts: Sequence[str]) -> dict[str, float]:
         for raw, t, typo in zip(lows, toks, typos)
     ]
     m = max(len(texts), 1)
+    counts = [Counter(t) for t in toks]
+    tri_counts = Counter(tri)
+    lens = sorted(len(t) for t in toks)
     return {
         "n": float(len(texts)),
         "mean_words": n / m,
@@ -437,6 +453,11 @@ def language_stats(texts: Sequence[str]) -> dict[str, float]:
         "two_sentence": sum(bool(_SENTENCE_BREAK.search(t.strip())) for t in lows) / m,
         "informal": sum(informal) / m,
         "typo": sum(typos) / m,
+        "median_words": float(lens[len(lens) // 2]) if lens else 0.0,
+        "repeat3": sum(max(c.values(), default=0) >= 3 for c in counts) / m,
+        "repeat_content": sum(any(v >= 2 and len(w) >= 3 and w not in _FUNCTION_WORDS for w, v in c.items())
+                              for c in counts) / m,
+        "top3gram": sum(v for _, v in tri_counts.most_common(20)) / max(len(tri), 1),
     }
 
 
