@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=5000, help="instructions per side (and products per catalogue)")
     ap.add_argument("--tune-seeds", type=int, nargs="*", default=[0, 1])
-    ap.add_argument("--report-seeds", type=int, nargs="+", default=[20, 21, 22])
+    ap.add_argument("--report-seeds", type=int, nargs="+", default=[20, 21, 22, 30, 31, 32])
     ap.add_argument("--human", type=Path, default=None, help="the original's human_goals.json (or items_human_ins.json)")
     ap.add_argument("--out", default="benchmarks/envs/webshop_language.md")
     argv = sys.argv[1:] if argv is None else list(argv)

@@ -422,6 +422,17 @@ OCCUPATIONS = (
     "psychiatrist", "neurologist", "cardiologist", "oncologist", "orthodontist", "podiatrist", "audiologist",
     "paramedic trainee", "emt", "medic", "corpsman", "marine", "airman", "coast guard", "national guardsman",
     "ranch hand", "cowboy", "shepherd", "dairy farmer", "orchardist", "vintner", "greenhouse grower",
+    "nurse practitioner", "physician assistant", "lab technician", "sonographer", "x-ray tech", "scrub nurse",
+    "home health aide", "nursing assistant", "orderly", "medical coder", "claims adjuster", "underwriter",
+    "loan officer", "bank teller", "financial planner", "stockbroker", "tax preparer", "bookkeeper",
+    "office manager", "executive assistant", "recruiter", "hr manager", "project manager", "product manager",
+    "ux designer", "game developer", "qa tester", "it technician", "help desk agent", "call center agent",
+    "claims clerk", "court reporter", "stenographer", "public defender", "prosecutor", "probation officer",
+    "corrections officer", "game warden", "wildland firefighter", "search and rescue volunteer",
+    "ski patroller", "snowplow driver", "road crew flagger", "tow truck driver", "bike messenger", "courier",
+    "flight nurse", "ship captain", "tugboat pilot", "harbor master", "longshoreman", "rigger",
+    "oil rig worker", "wind turbine tech", "solar installer", "plasterer", "tile setter", "cabinetmaker",
+    "framer", "finish carpenter", "concrete finisher", "asphalt paver", "sign painter", "muralist",
 )
 """Jobs people mention when saying who a thing is for or why they need it."""
 
@@ -490,6 +501,15 @@ HOBBIES = (
     "show jumping", "eventing", "trail riding", "mule packing", "hot rods", "drag racing", "karting",
     "autocross", "sim racing", "flight simulators", "model airplanes", "kite flying", "bird banding",
     "wildlife photography", "macro photography", "storm chasing", "ghost hunting", "urban exploring",
+    "cryptic crosswords", "sudoku", "backgammon", "mahjong", "bridge club", "poker nights", "cribbage",
+    "dominoes", "bingo", "book clubs", "fan fiction", "worldbuilding", "larping", "historical reenactment",
+    "civil war reenacting", "renaissance fairs", "medieval swordplay", "axe throwing", "darts", "billiards",
+    "shuffleboard", "cornhole", "horseshoes", "bocce", "croquet", "lawn bowling", "sailing dinghies",
+    "coastal rowing", "dragon boating", "outrigger canoeing", "freediving", "spearfishing", "surfcasting",
+    "tarpon fishing", "bass fishing", "trout fishing", "noodling", "bowhunting", "turkey hunting",
+    "birdhouse crafting", "gourd painting", "egg decorating", "paper quilling", "decoupage", "bead weaving",
+    "tatting", "lacemaking", "rug hooking", "punch needle", "tufting", "dyeing yarn", "natural dyeing",
+    "vat dyeing", "shibori", "batik", "block printing", "marbling paper", "hand lettering", "chalk art",
 )
 """Hobbies people give as the reason for a purchase."""
 
@@ -504,6 +524,12 @@ PETS = (
     "calico", "kitten", "parakeet", "cockatiel", "parrot", "canary", "hamster", "guinea pig", "rabbit",
     "ferret", "chinchilla", "hedgehog", "gecko", "iguana", "tortoise", "turtle", "goldfish", "betta",
     "bearded dragon", "hen", "duck", "goat", "alpaca", "pony", "donkey",
+    "cavalier", "bichon", "lhasa apso", "pekingese", "westie", "scottie", "cairn terrier", "jack russell",
+    "rat terrier", "boston terrier", "airedale", "bull terrier", "staffie", "catahoula", "heeler",
+    "cattle dog", "great pyrenees", "leonberger", "irish wolfhound", "borzoi", "saluki", "basenji",
+    "dalmatian", "pointer mix", "lab mix", "doodle", "goldendoodle", "labradoodle", "cockapoo", "maltipoo",
+    "russian shorthair", "abyssinian", "scottish fold", "norwegian forest cat", "tuxedo cat", "lovebird",
+    "finch", "axolotl", "hermit crab", "corn snake", "ball python", "leopard gecko", "sugar glider",
 )
 """Pets people mention when a purchase is for the home they share."""
 
