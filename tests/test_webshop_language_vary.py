@@ -57,10 +57,10 @@ def test_vary_draws_nothing_from_the_catalogue_stream():
 def test_language_at_5000_moved_toward_the_human_goals():
     """Was (issue 45): vocabulary 3,055 and distinct-3 0.405 on seed 0, then 3,831 and 0.527 at 19.8 words; the
     original's first 5,000 human goals: 5,539 and 0.629 at 14.4 words. Tuned on seeds 0-1 with need phrases,
-    shorter option wording and human-rate typos: 4,791 and 0.579 at 16.2 words (report: judged seeds)."""
+    shorter option wording and human-rate typos: 4,880 and 0.579 at 16.2 words (report: judged seeds)."""
     _, attrs, _ = generate_raw(5000, seed=0)
     st = language_stats([a["instruction"] for a in attrs.values()])
-    assert st["vocabulary"] >= 4600 and st["distinct3"] >= 0.55, st
+    assert st["vocabulary"] >= 4708 and st["distinct3"] >= 0.535, st  # 0.85x the human goals
     assert st["mean_words"] <= 16.6 and 0.1 <= st["two_sentence"] <= 0.2, st  # human 14.4 words, 15.5%
     assert st["repeat3"] <= 0.042 and st["typo"] <= 0.11, st  # human 2.8% and 8.7%: no padding, no typo salad
 
