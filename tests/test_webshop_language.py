@@ -56,7 +56,8 @@ def test_human_and_generated_samples_of_one_size_by_one_function(raw5k):
     _, attrs = raw5k
     gen = language_stats([a["instruction"] for a in attrs.values()][:191])
     assert gen["two_sentence"] > 0.5 * human["two_sentence"] and gen["informal"] > 0.5 * human["informal"]
-    assert gen["vocabulary"] < human["vocabulary"]  # the shortfall the report states
+    # at 191 both sides saturate (issue 45: this size hid a 0.55x gap at 5,000, now measured there instead)
+    assert 0.8 * human["vocabulary"] < gen["vocabulary"] < 1.25 * human["vocabulary"]
 
 
 def test_informal_and_two_sentence_by_hand():
@@ -112,7 +113,8 @@ def test_typos_and_omissions_at_their_rates(raw5k):
     # generator v5 asks for more of the listed options (2.38 of 2.73 here; v4: 2.06 of 2.69), as the
     # original's goals, which mostly ask for every option their product lists
     assert 0.8 * np.mean(listed) < np.mean(asked) < 0.95 * np.mean(listed)
-    assert RATES["typo"] == 0.18 and OMISSION["none"] == 0.06
+    # issue 45: 0.10 gives the human goals' share of sample typos at 5,000 (0.087-0.091 vs 0.087; 0.18 gave 0.14)
+    assert RATES["typo"] == 0.10 and OMISSION["none"] == 0.06
 
 
 def test_rule_baseline_near_the_paper(tmp_path):

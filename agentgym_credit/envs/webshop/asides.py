@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from agentgym_credit.envs.webshop.lexicon import LEADS
 from agentgym_credit.envs.webshop.phrasing import ACTIVITIES, PLACES, REASONS, TIMES, WHEN
 
-VARY_RATES: dict[str, float] = {"lead": 0.45, "aside": 0.1, "spelling": 0.3, "hyphen": 0.5}
+VARY_RATES: dict[str, float] = {"lead": 0.45, "aside": 0.02, "spelling": 0.3, "hyphen": 0.5}
 """Per sentence: a lead from :data:`MORE_LEADS` in place of a :data:`~.lexicon.LEADS` one, an inline
 aside (one sentence stays one sentence), regional spellings (every listed word of the sentence), a
 two-word attribute written with a hyphen ("solid-wood legs", as people write "sugar-free")."""

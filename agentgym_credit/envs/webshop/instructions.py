@@ -36,12 +36,17 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentgym_credit.envs.webshop.asides import vary
 from agentgym_credit.envs.webshop.lexicon import CLOSERS, LEADS, OCCASIONS, PURPOSES, QUALIFIERS, RECIPIENTS
+from agentgym_credit.envs.webshop.needs import need_phrase
 from agentgym_credit.envs.webshop.phrasing import informal, option_sentence, story_sentence
+from agentgym_credit.envs.webshop.vocabulary import PRODUCT_TYPES
+
+_CATEGORY_OF = {pt.noun: pt.category for pt in PRODUCT_TYPES}
 
 ATTRIBUTE_PARAPHRASES: dict[str, tuple[str, ...]] = {
     "long lasting": ("long-lasting", "that lasts all day"),
@@ -122,14 +127,17 @@ RATES: dict[str, float] = {
     "attr_paraphrase": 0.35,
     "value_paraphrase": 0.55,
     "brand": 0.3,
-    "context": 0.15,
-    "qualifier": 0.1,
-    "closer": 0.03,
-    "typo": 0.18,
-    "terse": 0.15,
-    "second": 0.09,
-    "story": 0.08,
-    "informal": 0.1,
+    "need": 0.55,
+    "bare": 0.7,
+    "need_sentence": 0.25,
+    "context": 0.05,
+    "qualifier": 0.12,
+    "closer": 0.02,
+    "typo": 0.10,
+    "terse": 0.3,
+    "second": 0.07,
+    "story": 0.02,
+    "informal": 0.2,
 }
 """Probability of each habit per sentence (per attribute / option value for the paraphrases)."""
 
@@ -180,9 +188,26 @@ _SIZE_WORDS = frozenset(("x-small", "small", "medium", "large", "x-large", "xx-l
                          "med", "l", "lg", "xl", "xxl", "extra small", "extra large", "2x large"))
 
 
+_SHORT: dict[str, tuple[str, ...]] = {
+    "color": ("{v}", "in {v}", "{v} color", "{v} colored"),
+    "scent": ("{v} scent", "{v} scented", "{v}"),
+    "flavor": ("{v} flavor", "{v}", "{v} flavored"),
+    "size": ("size {v}", "{v}", "in {v}", "{v} size"),
+    "packaging": ("{v}", "in {a} {v}", "{v} packaging", "{v} packed"),
+    "capacity": ("{v}", "with {v}", "{v} capacity"),
+}
+"""The short ways to ask for a value, by option name (others: the value, or "in" it)."""
+
+
 def _option_phrase(rng: Any, name: str, value: str) -> str:
-    """The words that ask for one option value, value inside the phrase (never "size size")."""
+    """The words that ask for one option value, value inside the phrase (never "size size"); half the time
+    mostly one of the few words people write (:data:`_SHORT`)."""
     art = _article(value)
+    if rng.u() < 0.75:
+        short = _SHORT.get(name, ("{v}", "in {v}"))
+        if name == "size" and value.endswith("size"):
+            short = ("{v}", "in {v}")
+        return _pick(rng, short).format(v=value, a=art)
     if name == "color":
         return _pick(rng, (f"in {value}", f"in the color {value}", f"{value} colored", f"in {value} color", value,
                            f"in {art} {value} shade", f"that comes in {value}", f"in {value} please", f"colored {value}",
@@ -223,9 +248,8 @@ def _option_phrase(rng: Any, name: str, value: str) -> str:
 def _join(parts: Sequence[str], rng: Any) -> str:
     if len(parts) <= 1:
         return "".join(parts)
-    sep = _pick(rng, (" and ", ", ", " ", " and also ", ", plus ", " & ", " as well as "))
-    return sep.join(parts[:-1]) + _pick(rng, (" and ", ", and ", " ", " plus ", " & ", ", also ", " and ",
-                                               ", ideally ")) + parts[-1]
+    sep = _pick(rng, (" and ", ", ", " ", " and ", ", ", " & ", ", plus "))
+    return sep.join(parts[:-1]) + _pick(rng, (" and ", ", and ", " ", " & ", ", ", " and ", ", also ")) + parts[-1]
 
 
 _KEYBOARD = "qwertyuiop asdfghjkl zxcvbnm"
@@ -297,29 +321,31 @@ def instruction_sentence(
     for i in sorted(range(len(names)), key=keys.__getitem__):
         v = goal_options[names[i]]
         values.append((names[i], paraphrase_value(rng, v) if rng.u() < r["value_paraphrase"] else v))
-    ctx = _context(rng) if rng.u() < r["context"] else ""
+    ctx = need_phrase(rng, noun, _CATEGORY_OF.get(noun, "")) if rng.u() < r["need"] else ""
+    if not ctx and rng.u() < r["context"]:
+        ctx = _context(rng)
     qual = _pick(rng, QUALIFIERS) if rng.u() < r["qualifier"] else ""
     made_by = ""
     if brand and rng.u() < r["brand"]:
         b = brand.lower()
         made_by = _pick(rng, (f"from {b}", f"by {b}", f"{b} brand", f"made by {b}", f"from the brand {b}",
-                              f"by the {b} company", f"from {b} if possible", f"{b} make", f"manufactured by {b}",
-                              f"of the {b} brand", f"sold by {b}", f"from {b} only"))
+                              f"from {b}", f"by {b}", f"{b} brand", f"{b}", f"by {b}", f"from {b} only", f"{b}"))
     if rng.u() < r["terse"]:  # a search-box habit: words without the grammar
-        parts = [*attrs, noun, *(v for _, v in values), made_by]
+        parts = [*attrs, noun, *(v for _, v in values), made_by, ctx if rng.u() < 0.5 else ""]
         body = " ".join(p for p in parts if p)
     else:
         second = bool(values) and rng.u() < r["second"]  # the options in a sentence of their own
-        opts = "" if second else _join([_option_phrase(rng, n, v) for n, v in values], rng)
+        bare = [] if second else [v for n, v in values if n in _BARE and rng.u() < r["bare"]]  # "a lavender shampoo"
+        opts = "" if second else _join([_option_phrase(rng, n, v) for n, v in values if v not in bare], rng)
         post = [a for a in attrs if a.startswith(_PHRASE_STARTS)]
         pre = [a for a in attrs if not a.startswith(_PHRASE_STARTS)]
         lead = _pick(rng, LEADS)
-        form = rng.integers(4) if pre else 0
+        form = (rng.integers(4) if rng.u() < 0.45 else 0) if pre else 0  # most put them before the noun
         joined = _join(pre, rng)
-        mods = " ".join(x for x in (qual, joined if form == 0 else "") if x)
+        mods = " ".join(x for x in (qual, *bare, joined if form == 0 else "") if x)
         head = f"{mods} {noun}".strip()
         plural = noun.endswith("s") and not noun.endswith("ss")
-        head = f"{_article(head)} {head}" if not plural and rng.u() < 0.85 else head
+        head = f"{_article(head)} {head}" if not plural and rng.u() < 0.75 else head
         tail = " ".join(x for x in (made_by, _join(post, rng), opts) if x)
         if form == 1:
             tail = f"{_pick(rng, ('that is', 'that is', 'which is', 'that are', 'being'))} {joined}" + (f" {tail}" if tail else "")
@@ -329,6 +355,10 @@ def instruction_sentence(
             tail = (f"{tail} " if tail else "") + _pick(rng, ("which is", "that's", "with", "that has",
                 "featuring", "which has", "having", "that offers", "that comes", "that's also", "with some",
                 "including", "that is")) + f" {joined}"
+        own = ""
+        if ctx.startswith(("for ", "since ")) and rng.u() < r["need_sentence"]:  # "... it's for my dorm."
+            own = ctx[6:] + "." if ctx.startswith("since ") else _pick(rng, _NEED_SENTENCES).format(ctx)
+            ctx = ""
         if ctx and rng.u() < 0.3:
             body = f"{lead} {head} {ctx} {tail}"
         else:
@@ -337,6 +367,8 @@ def instruction_sentence(
             body = f"{body}, {_pick(rng, CLOSERS)}"
         if second:
             body = f"{body.strip()}. {option_sentence(rng, values)}"
+        if own:
+            body = f"{body.strip().rstrip('.')}. {own}"
     if rng.u() < r["story"]:
         body = f"{body.strip()}. {story_sentence(rng, noun, uses or 'everyday use')}"
     text = re.sub(r"\s+", " ", body).strip().replace(" ,", ",").replace("..", ".")
@@ -369,6 +401,12 @@ class _Wording:
         keys = [self._r.random() for _ in range(n)]
         return sorted(sorted(range(n), key=keys.__getitem__)[:k])
 
+
+_NEED_SENTENCES = ("it's {}.", "this is {}.", "it's {}.", "it is {}.", "mostly {}.", "that's {}.")
+"""A need phrase as a sentence of its own, after the request."""
+
+_BARE = frozenset(("color", "scent", "flavor", "size"))
+"""Options whose value people often write before the noun, bare ("an xl black hoodie")."""
 
 _PHRASE_STARTS = ("with ", "for ", "that ", "without ", "no ", "packed ", "made ", "gentle ", "not ", "simple ",
                   "low in", "easy to")
@@ -411,6 +449,14 @@ def sample_typos(toks: Sequence[Sequence[str]], min_len: int = 4, frequent: int 
     return [any(typo(w) for w in t) for t in toks]
 
 
+_FUNCTION_WORDS = frozenset(
+    "the and for with that this are was its from one you your but not can any very too also all has have "
+    "size color pack".split()
+)
+"""Words whose repetition in one instruction is no padding (``repeat_content`` skips them and any word of
+fewer than 3 letters): function words and the option names people write after each value."""
+
+
 def language_stats(texts: Sequence[str]) -> dict[str, float]:
     """Language statistics of a set of instructions, the one function both human and generated text are
     measured with: ``mean_words``, ``vocabulary`` (distinct words), ``distinct3`` (distinct word 3-grams over
@@ -418,7 +464,11 @@ def language_stats(texts: Sequence[str]) -> dict[str, float]:
     space and a word), ``informal`` (share with an informal token: a contraction without its apostrophe,
     ``iam``, ``pls``, ``u``...; a spacing slip: two spaces, a space before punctuation, no space after a
     comma; or a :func:`sample_typos` typo). Words = lower-cased runs of letters and digits (with inner
-    ``'.-``). Vocabulary and distinct-3 grow with the sample: compare equal sizes."""
+    ``'.-``). Vocabulary and distinct-3 grow with the sample: compare equal sizes.
+    Padding checks (issue 45: variety must not come from longer or repetitive text): ``median_words``,
+    ``repeat3`` (share of instructions with one word 3+ times), ``repeat_content`` (share with a content word
+    twice: 3+ letters, not in :data:`_FUNCTION_WORDS`), ``top3gram`` (share of all 3-grams taken by the 20
+    most frequent: a template's signature)."""
     lows = [t.lower().replace("\u2019", "'") for t in texts]
     toks = [_WORDS.findall(t) for t in lows]
     n = sum(len(t) for t in toks)
@@ -429,6 +479,9 @@ def language_stats(texts: Sequence[str]) -> dict[str, float]:
         for raw, t, typo in zip(lows, toks, typos)
     ]
     m = max(len(texts), 1)
+    counts = [Counter(t) for t in toks]
+    tri_counts = Counter(tri)
+    lens = sorted(len(t) for t in toks)
     return {
         "n": float(len(texts)),
         "mean_words": n / m,
@@ -437,6 +490,11 @@ def language_stats(texts: Sequence[str]) -> dict[str, float]:
         "two_sentence": sum(bool(_SENTENCE_BREAK.search(t.strip())) for t in lows) / m,
         "informal": sum(informal) / m,
         "typo": sum(typos) / m,
+        "median_words": float(lens[len(lens) // 2]) if lens else 0.0,
+        "repeat3": sum(max(c.values(), default=0) >= 3 for c in counts) / m,
+        "repeat_content": sum(any(v >= 2 and len(w) >= 3 and w not in _FUNCTION_WORDS for w, v in c.items())
+                              for c in counts) / m,
+        "top3gram": sum(v for _, v in tri_counts.most_common(20)) / max(len(tri), 1),
     }
 
 
