@@ -138,18 +138,48 @@ def sample_room(room: RoomKind, rng: Any) -> tuple[dict[str, int], int]:
     return counts, n_objects
 
 
-FIT_RULES = ("median", "range")
-"""How :func:`fit_room_kind` sets the object count: ``median`` scales the kind's object range so that the
-simulated median equals the floor plans' median; ``range`` spans the floor plans' objects (10 % wider)."""
+FIT_RULES = ("median", "range", "spread")
+"""How :func:`fit_room_kind` fits: ``median`` scales the kind's object range so that the simulated median
+equals the floor plans' median; ``range`` spans the floor plans' objects (10 % wider); both scale the receptacle
+ranges to the median alone. ``spread`` (for many floor plans) scales the receptacle ranges so that the
+simulated 90th percentile is the floor plans' and the size skew so that the median is theirs (the objects as
+``median``): the large rooms are drawn as often as they occur."""
 
 
-def _median_of(room: RoomKind, which: str, n: int = 401) -> float:
+def _median_of(room: RoomKind, which: str, n: int = 401, q: float = 0.5) -> float:
     import numpy as np
 
     rng = np.random.default_rng(0)
     draws = [sample_room(room, rng) for _ in range(n)]
     vals = [sum(c.values()) for c, _ in draws] if which == "receptacles" else [o for _, o in draws]
-    return float(np.median(vals))
+    return float(np.quantile(vals, q))
+
+
+def _fit_spread(base: RoomKind, with_recs: Any, t_med: float, t_q90: float) -> RoomKind:
+    """Receptacle ranges at the floor plans' 90th percentile and the size skew at their median, alternately."""
+    import dataclasses
+
+    skew = base.size_skew
+    room = base
+    for _ in range(4):
+        lo, hi = 0.0, 6.0
+        for _ in range(22):
+            mid = (lo + hi) / 2
+            if _median_of(dataclasses.replace(with_recs(mid), size_skew=skew), "receptacles", q=0.9) < t_q90:
+                lo = mid
+            else:
+                hi = mid
+        room = dataclasses.replace(with_recs(hi), size_skew=skew)
+        lo_s, hi_s = 0.05, 12.0
+        for _ in range(22):
+            mid = (lo_s + hi_s) / 2
+            if _median_of(dataclasses.replace(room, size_skew=mid), "receptacles") > t_med:
+                lo_s = mid
+            else:
+                hi_s = mid
+        skew = round(hi_s, 3)
+        room = dataclasses.replace(room, size_skew=skew)
+    return room
 
 
 def _bisect(make: Any, which: str, target: float, hi: float = 6.0) -> RoomKind:
@@ -169,7 +199,8 @@ def fit_room_kind(base: RoomKind, receptacles: Sequence[float], objects: Sequenc
     objects placed): the variable part of every receptacle range (``hi - lo``) scaled by one factor so that
     the simulated median total is just above the floor plans' median, then ``size_skew`` raised until it is
     on it (the rounded ranges move in steps, the skew continuously); the kinds a room holds and their
-    minimums stay; then the object range by :data:`FIT_RULES` ``rule``. The object kinds stay."""
+    minimums stay; then the object range by :data:`FIT_RULES` ``rule``. The object kinds stay. Rule ``spread``
+    scales the ranges to the floor plans' 90th percentile and the skew (either way) to their median."""
     import dataclasses
     import statistics
 
@@ -183,6 +214,12 @@ def fit_room_kind(base: RoomKind, receptacles: Sequence[float], objects: Sequenc
         recs = {k: (lo, lo + int(round((hi - lo) * c))) for k, (lo, hi) in base.receptacles.items()}
         return dataclasses.replace(base, receptacles=recs)
 
+    if rule == "spread":
+        import numpy as np
+
+        q90 = float(np.quantile(list(receptacles), 0.9))
+        room = _fit_spread(base, with_recs, t_rec, q90)
+        return _fit_objects(room, base, objects, t_obj)
     room = _bisect(with_recs, "receptacles", t_rec)  # ranges whose median is just above the target...
     # ...then the size skew (continuous, where the rounded ranges move in steps) brings the median onto it
     lo_s, hi_s = room.size_skew, 12.0
@@ -196,6 +233,12 @@ def fit_room_kind(base: RoomKind, receptacles: Sequence[float], objects: Sequenc
     if rule == "range":
         lo, hi = max(1, int(0.9 * min(objects))), max(2, int(round(1.1 * max(objects))))
         return dataclasses.replace(room, n_objects=(lo, max(lo, hi)))
+    return _fit_objects(room, base, objects, t_obj)
+
+
+def _fit_objects(room: RoomKind, base: RoomKind, objects: Sequence[float], t_obj: float) -> RoomKind:
+    import dataclasses
+
     b_lo, b_hi = base.n_objects
 
     def with_objs(a: float) -> RoomKind:
