@@ -32,7 +32,15 @@ from typing import Any
 
 from agentgym_credit.bench.envs.alfworld_games import ROOM_KINDS, TOLERANCE
 from agentgym_credit.bench.envs.alfworld_layouts import (
-    HELD_OUT_DIGITS, VALID_UNSEEN, base_counts, calibrate, estimate, read_layout, scene_kind, scenes, split,
+    HELD_OUT_DIGITS,
+    VALID_UNSEEN,
+    base_counts,
+    calibrate,
+    estimate,
+    read_layout,
+    scene_kind,
+    scenes,
+    split,
 )
 from agentgym_credit.bench.envs.alfworld_rooms import _generated, _plan_values, _score, _table, verdicts
 from agentgym_credit.envs.alfworld.rooms import ROOMS, SHAPES, RoomKind, fit_room_kind
