@@ -67,6 +67,8 @@ def test_generate_problem_in_a_given_room_kind_with_given_rooms():
         generate_problem("pick_and_place_simple", 3, kind="garage")
     with pytest.raises(ValueError, match="can pose"):
         generate_problem("pick_heat_then_place_in_recep", 3, kind="bathroom")  # no microwave there
+    with pytest.raises(ValueError, match="can pose"):  # issue 45: was a problem the engine could not load
+        generate_problem("pick_clean_then_place_in_recep", 0, kind="bedroom")
 
 
 def test_verdicts_null_case_generated_equal_to_real():
