@@ -119,3 +119,31 @@ def test_the_generators_rooms_are_the_spread_fit_on_the_fit_scenes_and_dev_plans
     vals = fit_values(rows)
     for kind, room in ROOMS.items():
         assert abs(_median_of(room, "receptacles") / statistics.median(vals[kind]["receptacles"]) - 1) <= 0.1
+
+
+def test_held_out_scenes_are_estimated_with_the_dev_calibration_and_the_admissible_offset():
+    """Known effect: dev plans whose real counts are 1.5x their layout units; a held-out scene of 10 layout
+    receptacles is estimated at 15 and its admissible commands at 15 + the kind's offset; a dev plan left out of
+    its own calibration is scored by the others'."""
+    from agentgym_credit.bench.envs.alfworld_rooms_layouts import (
+        admissible_offsets,
+        estimator_check,
+        fit_values,
+        held_out_rows,
+    )
+
+    rows = [{"scene": s, "kind": "bedroom", "split": "fit", "base": {"receptacles": b, "objects": b},
+             "real": {"receptacles": 1.5 * b, "objects": 2 * b}} for s, b in ((301, 8), (302, 12), (303, 10))]
+    rows += [{"scene": 311, "kind": "bedroom", "split": "held_out", "base": {"receptacles": 10, "objects": 9},
+              "real": None},
+             {"scene": 304, "kind": "bedroom", "split": "fit", "base": {"receptacles": 20, "objects": 9}, "real": None}]
+    real = [{"room": k, "plan": p, "receptacles": 10, "admissible": a} for k, p, a in
+            (("bedroom", 301, 13), ("bedroom", 302, 14), ("bedroom", 302, 12), ("kitchen", 7, 14),
+             ("livingroom", 201, 13), ("bathroom", 401, None), ("bathroom", 402, 13))]
+    off = admissible_offsets(real)
+    assert off == {"kitchen": 4, "livingroom": 3, "bedroom": 3, "bathroom": 3}
+    (held,) = held_out_rows(rows, off)
+    assert held == {"room": "bedroom", "plan": 311, "receptacles": 15.0, "objects": 18.0, "admissible": 18.0,
+                    "expert_steps": None}
+    assert all(abs(c["receptacles"][2] - 1) < 1e-9 for c in estimator_check(rows))
+    assert sorted(fit_values(rows)["bedroom"]["receptacles"]) == [12, 15, 18, 30]  # dev real + one estimate

@@ -42,7 +42,14 @@ from agentgym_credit.bench.envs.alfworld_layouts import (
     scenes,
     split,
 )
-from agentgym_credit.bench.envs.alfworld_rooms import _generated, _plan_values, _score, _table, fit_rooms, verdicts
+from agentgym_credit.bench.envs.alfworld_rooms import (
+    _generated,
+    _plan_values,
+    _score,
+    _table,
+    fit_rooms,
+    verdicts,
+)
 from agentgym_credit.envs.alfworld.rooms import ROOMS, SHAPES, RoomKind, fit_room_kind
 
 _SIZE = ("receptacles", "objects")
