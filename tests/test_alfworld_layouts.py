@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from alfworld_fixtures import private_sas_cache  # noqa: F401  (autouse: no write to ~/.cache)
 
 from agentgym_credit.bench.envs.alfworld_layouts import (
     VALID_UNSEEN,
@@ -147,3 +148,19 @@ def test_held_out_scenes_are_estimated_with_the_dev_calibration_and_the_admissib
                     "expert_steps": None}
     assert all(abs(c["receptacles"][2] - 1) < 1e-9 for c in estimator_check(rows))
     assert sorted(fit_values(rows)["bedroom"]["receptacles"]) == [12, 15, 18, 30]  # dev real + one estimate
+
+
+@pytest.mark.slow
+def test_the_oracle_wins_generated_games_of_every_room_kind_and_task_type_at_the_first_draw():
+    """Issue 45's rooms (larger living rooms and bathrooms drawn more often): every (room kind, task type) the
+    generator poses, two seeds each, is won by the oracle expert on the engine without a redraw."""
+    pytest.importorskip("alfworld")
+    pytest.importorskip("fast_downward")
+    from agentgym_credit.bench.envs.alfworld_rooms_layouts import _task_types
+    from agentgym_credit.envs.alfworld.engine import make_engine
+    from agentgym_credit.envs.alfworld.generator import check_solvable, generate_problem, problem_to_game
+
+    engine = make_engine(fast=True, facts=True)
+    lost = [(kind, t, seed) for kind in ROOMS for t in _task_types(kind) for seed in (0, 1)
+            if check_solvable(problem_to_game(generate_problem(t, seed, kind=kind)), engine) is None]
+    assert lost == []
