@@ -164,3 +164,21 @@ def test_the_oracle_wins_generated_games_of_every_room_kind_and_task_type_at_the
     lost = [(kind, t, seed) for kind in ROOMS for t in _task_types(kind) for seed in (0, 1)
             if check_solvable(problem_to_game(generate_problem(t, seed, kind=kind)), engine) is None]
     assert lost == []
+
+
+def test_drawn_rooms_follow_the_rooms_given_and_add_the_played_offset():
+    """Known effect: bedrooms refitted to 6 receptacles are drawn small, kitchens as ROOMS; admissible is each
+    problem's receptacles plus its kind's median played offset."""
+    pytest.importorskip("alfworld")
+    from agentgym_credit.bench.envs.alfworld_rooms_layouts import drawn_rooms
+
+    tiny = {**ROOMS, "bedroom": fit_room_kind(SHAPES["bedroom"], [6], [8], "median")}
+    played = [{"room": k, "receptacles": 10, "admissible": 10 + extra}
+              for k, extra in (("kitchen", 3), ("kitchen", 5), ("kitchen", 4), ("livingroom", 3), ("bedroom", 2),
+                               ("bathroom", 3))]
+    rows = drawn_rooms(tiny, 6, played, salt=1)
+    assert len(rows) == 24
+    bed = [r["receptacles"] for r in rows if r["room"] == "bedroom"]
+    kit = [r["receptacles"] for r in rows if r["room"] == "kitchen"]
+    assert statistics.median(bed) <= 8 < 20 <= statistics.median(kit)
+    assert all(r["admissible"] - r["receptacles"] == {"kitchen": 4, "bedroom": 2}.get(r["room"], 3) for r in rows)

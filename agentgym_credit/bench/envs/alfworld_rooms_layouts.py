@@ -170,7 +170,7 @@ def drawn_rooms(rooms: dict[str, RoomKind], n: int, played: list[dict[str, Any]]
                                   if g["room"] == kind and g["admissible"] is not None)
         types = _task_types(kind)
         for m in range(n):
-            p = generate_problem(types[m % len(types)], salt * 1_000_000 + m, kind=kind)
+            p = generate_problem(types[m % len(types)], salt * 1_000_000 + m, rooms=rooms, kind=kind)
             c = problem_counts(p.problem)
             out.append({"room": kind, "plan": -1, **c, "admissible": c["receptacles"] + extra, "expert_steps": None})
     return out
