@@ -153,7 +153,7 @@ def test_held_out_scenes_are_estimated_with_the_dev_calibration_and_the_admissib
 @pytest.mark.slow
 def test_the_oracle_wins_generated_games_of_every_room_kind_and_task_type_at_the_first_draw():
     """Issue 45's rooms (larger living rooms and bathrooms drawn more often): every (room kind, task type) the
-    generator poses, two seeds each, is won by the oracle expert on the engine without a redraw."""
+    generator poses, one seed each, is won by the oracle expert on the engine without a redraw."""
     pytest.importorskip("alfworld")
     pytest.importorskip("fast_downward")
     from agentgym_credit.bench.envs.alfworld_rooms_layouts import _task_types
@@ -161,7 +161,7 @@ def test_the_oracle_wins_generated_games_of_every_room_kind_and_task_type_at_the
     from agentgym_credit.envs.alfworld.generator import check_solvable, generate_problem, problem_to_game
 
     engine = make_engine(fast=True, facts=True)
-    lost = [(kind, t, seed) for kind in ROOMS for t in _task_types(kind) for seed in (0, 1)
+    lost = [(kind, t, seed) for kind in ROOMS for t in _task_types(kind) for seed in (0,)
             if check_solvable(problem_to_game(generate_problem(t, seed, kind=kind)), engine) is None]
     assert lost == []
 
