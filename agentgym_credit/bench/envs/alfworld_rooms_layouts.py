@@ -311,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
               "`spread`", "",
               *_unseen_lines(rows, held, results["spread"][3]), "",
               f"Rule `{GENERATOR_RULE}` fitted on the fit scenes + dev floor plans (written into "
-              "`agentgym_credit/envs/alfworld/rooms.py` as ROOMS; `tests/test_alfworld_rooms.py` refits and "
+              "`agentgym_credit/envs/alfworld/rooms.py` as ROOMS; `tests/test_alfworld_layouts.py` refits and "
               "compares):", "", *_room_lines(fits[GENERATOR_RULE]), ""]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
