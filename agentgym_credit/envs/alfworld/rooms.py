@@ -5,7 +5,7 @@ What lives here:
 - :class:`RoomKind` — a room kind: receptacle kinds with (min, max) counts, the small objects found
   there, how many objects it holds (min, max), and how its size is drawn (``size_skew``);
 - :data:`SHAPES` — kitchen, bathroom, bedroom, living room: the receptacle kinds and spreads the fit scales;
-- :data:`ROOMS` — the shapes fitted on the dev floor plans (the generator's rooms);
+- :data:`ROOMS` — the shapes fitted on the dev floor plans plus ALFWorld's fit-scene layouts (the generator's rooms);
 - :func:`fit_room_kind` — a shape fitted to floor plans (receptacles and objects, one value a plan);
 - :func:`sample_room` — receptacle counts and the object count of one room from a seeded generator.
 
