@@ -17,8 +17,8 @@ What lives here:
 - :data:`LAMP_TYPES` — the lamps a ``look_at_obj_in_light`` task can name (desk and floor lamps).
 
 Rooms are sized like ALFWorld's floor plans (``benchmarks/envs/alfworld_rooms_layouts.md``: fitted on the dev
-floor plans plus ALFWorld's scene layouts, scored on held-out scenes; ``benchmarks/envs/alfworld_rooms.md``,
-``benchmarks/envs/alfworld_games.md``: the dev-only fit before issue 45): one size per room
+floor plans plus ALFWorld's scene layouts, scored on held-out scenes; ``benchmarks/envs/alfworld_games.md`` per
+task type; ``benchmarks/envs/alfworld_rooms.md``: the dev-only fit before issue 45): one size per room
 drives every receptacle count and the object count, several instances per object kind, and every real
 (task type, object, target) combination poseable.
 
