@@ -16,7 +16,7 @@ pytest.importorskip("fast_downward")
 
 from alfworld_fixtures import private_sas_cache  # noqa: E402,F401  (autouse)
 
-from agentgym_credit.bench.envs.alfworld_games import problem_counts, room_of  # noqa: E402
+from agentgym_credit.bench.envs.alfworld_games import problem_counts  # noqa: E402
 from agentgym_credit.envs.alfworld.generator import (  # noqa: E402
     ROOMS,
     TASK_TYPES,
@@ -81,27 +81,10 @@ def _generated_by_room(seeds: int = 40) -> dict[str, dict[str, list[int]]]:
     return out
 
 
-def _dev_by_room() -> dict[str, dict[str, list[float]]]:
-    """Per room kind and measure, one value a dev floor plan (the median of its games, solvable or not)."""
-    plans: dict[tuple[str, str], dict[str, list[int]]] = {}
-    for path in sorted(DEV.glob("*/*/game.tw-pddl")):
-        game = json.loads(path.read_text())
-        top = path.parent.parent.name
-        key = (room_of(top, {}), top.rsplit("-", 1)[1])
-        for m, v in problem_counts(game["pddl_problem"]).items():
-            plans.setdefault(key, {}).setdefault(m, []).append(v)
-    out: dict[str, dict[str, list[float]]] = {}
-    for (room, _), measures in plans.items():
-        for m, vs in measures.items():
-            out.setdefault(room, {}).setdefault(m, []).append(statistics.median(vs))
-    return out
-
-
 def test_rooms_span_small_and_large_floor_plans():
     """Issue 35 replaced issue 25's targets (kitchens to ~61 objects, living rooms ~27 receptacles at the
-    median, taken from outside the dev set, and met by fitting living rooms to the one solvable dev living
-    room): the rooms are fitted on all 21 dev floor plans. Dev living rooms hold 6-35 receptacles (median
-    16.5), kitchens 37-52 objects, bedrooms 9-19 receptacles, bathrooms 10-18."""
+    median) by a fit on the 21 dev floor plans; issue 45 adds ALFWorld's fit-scene layouts. Fit living rooms
+    hold 6-35 receptacles (median 13), kitchens 20-61, bedrooms 6-22, bathrooms 10-21."""
     gen = _generated_by_room()
     assert max(gen["kitchen"]["objects"]) >= 50 and min(gen["kitchen"]["objects"]) <= 36
     assert 12 <= statistics.median(gen["livingroom"]["receptacles"]) <= 21
@@ -110,15 +93,22 @@ def test_rooms_span_small_and_large_floor_plans():
 
 
 @pytest.mark.skipif(not DEV.is_dir(), reason="needs the dev games in ../shared/data/alfworld/dev")
-def test_generated_rooms_match_the_dev_games_per_room_kind():
-    """Objects and receptacles per room kind: generated medians within 25 % of the dev floor plans' (every
-    dev game, solvable or not; in sample: benchmarks/envs/alfworld_rooms.md scores the fit with each floor plan
-    held out)."""
-    gen, dev = _generated_by_room(), _dev_by_room()
-    assert set(dev) <= set(gen) == {"kitchen", "livingroom", "bedroom", "bathroom"}
-    for room, measures in dev.items():
-        for m, real in measures.items():
-            ratio = statistics.median(gen[room][m]) / statistics.median(real)
+def test_generated_rooms_match_the_rooms_they_were_fitted_on_per_room_kind():
+    """Objects and receptacles per room kind: generated medians within 25 % of the fit scenes' (issue 45: the
+    dev floor plans' PDDL counts plus the layout estimates of ALFWorld's other fit scenes; in sample:
+    benchmarks/envs/alfworld_rooms_layouts.md scores the fit on held-out scenes)."""
+    pytest.importorskip("alfworld")
+    from agentgym_credit.bench.envs.alfworld_rooms_layouts import dev_plan_counts, fit_values, layout_rows
+
+    games = []
+    for path in sorted(DEV.glob("*/*/game.tw-pddl")):
+        top = path.parent.parent.name
+        games.append({"plan": int(top.rsplit("-", 1)[1]), **problem_counts(json.loads(path.read_text())["pddl_problem"])})
+    fit, gen = fit_values(layout_rows(dev_plan_counts(games))), _generated_by_room()
+    assert set(gen) == set(fit) == {"kitchen", "livingroom", "bedroom", "bathroom"}
+    for room, measures in fit.items():
+        for m, vals in measures.items():
+            ratio = statistics.median(gen[room][m]) / statistics.median(vals)
             assert abs(ratio - 1) <= 0.25, (room, m, ratio)
 
 

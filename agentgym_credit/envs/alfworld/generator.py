@@ -16,8 +16,9 @@ What lives here:
   ``eval_out`` split; :func:`combo_can_be_generated` — whether some room can pose a combination.
 - :data:`LAMP_TYPES` — the lamps a ``look_at_obj_in_light`` task can name (desk and floor lamps).
 
-Rooms are sized like ALFWorld's floor plans (``benchmarks/envs/alfworld_rooms.md``: fitted on the dev floor
-plans, scored with each plan held out; ``benchmarks/envs/alfworld_games.md`` per task type): one size per room
+Rooms are sized like ALFWorld's floor plans (``benchmarks/envs/alfworld_rooms_layouts.md``: fitted on the dev
+floor plans plus ALFWorld's scene layouts, scored on held-out scenes; ``benchmarks/envs/alfworld_games.md`` per
+task type; ``benchmarks/envs/alfworld_rooms.md``: the dev-only fit before issue 45): one size per room
 drives every receptacle count and the object count, several instances per object kind, and every real
 (task type, object, target) combination poseable.
 
@@ -116,6 +117,11 @@ class GeneratedProblem:
     objects: dict[str, str] = field(default_factory=dict)
 
 
+def room_kinds_for(task_type: str) -> tuple[str, ...]:
+    """The room kinds the generator sets ``task_type`` in (repeated kinds are drawn more often)."""
+    return _room_kinds_for(task_type)
+
+
 def _room_kinds_for(task_type: str) -> tuple[str, ...]:
     if task_type in ("pick_heat_then_place_in_recep", "pick_cool_then_place_in_recep"):
         return ("kitchen",)
@@ -197,6 +203,8 @@ def generate_problem(task_type: str, seed: int, held_out: bool | None = None, *,
     rooms = ROOMS if rooms is None else rooms
     if kind is not None and kind not in rooms:
         raise ValueError(f"unknown room kind {kind!r}; expected one of {sorted(rooms)}")
+    if kind is not None and kind not in _room_kinds_for(task_type):
+        raise ValueError(f"no {kind} can pose {task_type} (the generator sets it in {sorted(set(_room_kinds_for(task_type)))})")
     v = _vocab()
     rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, TASK_TYPES.index(task_type)])
     for _ in range(200):
@@ -358,6 +366,7 @@ __all__ = [
     "check_solvable",
     "generate_game",
     "combo_is_held_out",
+    "room_kinds_for",
     "combo_can_be_generated",
     "LAMP_TYPES",
 ]

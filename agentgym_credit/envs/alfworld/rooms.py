@@ -5,7 +5,7 @@ What lives here:
 - :class:`RoomKind` — a room kind: receptacle kinds with (min, max) counts, the small objects found
   there, how many objects it holds (min, max), and how its size is drawn (``size_skew``);
 - :data:`SHAPES` — kitchen, bathroom, bedroom, living room: the receptacle kinds and spreads the fit scales;
-- :data:`ROOMS` — the shapes fitted on the dev floor plans (the generator's rooms);
+- :data:`ROOMS` — the shapes fitted on the dev floor plans plus ALFWorld's fit-scene layouts (the generator's rooms);
 - :func:`fit_room_kind` — a shape fitted to floor plans (receptacles and objects, one value a plan);
 - :func:`sample_room` — receptacle counts and the object count of one room from a seeded generator.
 
@@ -20,13 +20,15 @@ own draw).
 Calibration (issue 35). :data:`SHAPES` says which receptacle kinds a room holds and how their counts
 spread; :func:`fit_room_kind` scales a shape to floor plans (the variable part of every receptacle range by
 one factor so that the simulated median total matches, then the object range). The rule was chosen by
-leave-one-floor-plan-out on the dev games (``benchmarks/envs/alfworld_rooms.md``: fit on the other floor plans
-of a kind, score the one left out; 15/16 room-kind x measure medians within 25 % out of fold; the earlier
-in-sample calibration scored 11/16 out of fold, its living rooms fitted to the one solvable dev living room,
-twice the size of the other three), and :data:`ROOMS` is that rule fitted on all 21 dev floor plans
-(unsolvable games included: a room is a room): kitchens of 30-55 objects, living rooms 11-26, bedrooms
-12-34, bathrooms 8-20. Every generated room draws its own size, so the rooms of a kind vary as floor plans
-do.
+leave-one-floor-plan-out on the dev games (``benchmarks/envs/alfworld_rooms.md``: 15/16 room-kind x measure
+medians within 25 % out of fold). Issue 45 widened the sample: ALFWorld ships a layout of each of its 120 ALFRED
+scenes; split into fit and held-out scenes by a rule fixed first (ALFRED's valid_unseen scenes and those ending
+in 1 or 5 held out), the fit scenes' room sizes (estimated from their layouts, calibrated on the dev floor
+plans) and the 21 dev floor plans are the data of :data:`ROOMS`, fitted with rule ``spread`` (ranges to the
+90th percentile, skew to the median, so large rooms are drawn as often as they occur)
+(``benchmarks/envs/alfworld_rooms_layouts.md`` checks it per room kind on the held-out scenes): kitchens of
+30-53 objects, living rooms 11-29, bedrooms 11-32, bathrooms 7-18. Every generated room draws its own size, so
+the rooms of a kind vary as floor plans do.
 """
 
 from __future__ import annotations
@@ -115,15 +117,16 @@ def _fitted(shape: RoomKind, n_objects: tuple[int, int], size_skew: float, **hig
 
 
 ROOMS: dict[str, RoomKind] = {
-    "kitchen": _fitted(SHAPES["kitchen"], (30, 55), 1.6, Cabinet=23, Drawer=12, Shelf=2),
-    "bathroom": _fitted(SHAPES["bathroom"], (8, 20), 1.5, Drawer=4),
-    "bedroom": _fitted(SHAPES["bedroom"], (12, 34), 1.5, Drawer=7, Shelf=4),
-    "livingroom": _fitted(SHAPES["livingroom"], (11, 26), 0.963, ArmChair=2, SideTable=2, TVStand=1, Shelf=6,
+    "kitchen": _fitted(SHAPES["kitchen"], (30, 53), 1.397, Cabinet=26, Drawer=14),
+    "bathroom": _fitted(SHAPES["bathroom"], (7, 18), 0.662, Cabinet=3, Drawer=4, Shelf=2),
+    "bedroom": _fitted(SHAPES["bedroom"], (11, 32), 1.255, Drawer=8, Shelf=5),
+    "livingroom": _fitted(SHAPES["livingroom"], (11, 29), 1.243, ArmChair=2, SideTable=2, TVStand=1, Shelf=6,
                           Drawer=5, Cabinet=4, DiningTable=1),
 }
-"""The generator's room kinds: :data:`SHAPES` fitted by :func:`fit_room_kind` (rule ``median``) on every dev
-floor plan (``python -m agentgym_credit.bench.envs.alfworld_rooms`` chose the rule by leave-one-floor-plan-out:
-15/16 cells within 25 % out of fold; ``tests/test_alfworld_rooms.py`` refits and compares)."""
+"""The generator's room kinds: :data:`SHAPES` fitted by :func:`fit_room_kind` (rule ``spread``) on the fit scenes
+of ALFWorld's scene layouts plus every dev floor plan (issue 45; ``python -m
+agentgym_credit.bench.envs.alfworld_rooms_layouts`` checks them on held-out scenes, ``tests/test_alfworld_layouts.py``
+refits and compares). Before issue 45 they were rule ``median`` on the 21 dev floor plans alone."""
 
 
 def _scaled(lo: int, hi: int, size: float, own: float, weight: float) -> int:
@@ -138,18 +141,48 @@ def sample_room(room: RoomKind, rng: Any) -> tuple[dict[str, int], int]:
     return counts, n_objects
 
 
-FIT_RULES = ("median", "range")
-"""How :func:`fit_room_kind` sets the object count: ``median`` scales the kind's object range so that the
-simulated median equals the floor plans' median; ``range`` spans the floor plans' objects (10 % wider)."""
+FIT_RULES = ("median", "range", "spread")
+"""How :func:`fit_room_kind` fits: ``median`` scales the kind's object range so that the simulated median
+equals the floor plans' median; ``range`` spans the floor plans' objects (10 % wider); both scale the receptacle
+ranges to the median alone. ``spread`` (for many floor plans) scales the receptacle ranges so that the
+simulated 90th percentile is the floor plans' and the size skew so that the median is theirs (the objects as
+``median``): the large rooms are drawn as often as they occur."""
 
 
-def _median_of(room: RoomKind, which: str, n: int = 401) -> float:
+def _median_of(room: RoomKind, which: str, n: int = 401, q: float = 0.5) -> float:
     import numpy as np
 
     rng = np.random.default_rng(0)
     draws = [sample_room(room, rng) for _ in range(n)]
     vals = [sum(c.values()) for c, _ in draws] if which == "receptacles" else [o for _, o in draws]
-    return float(np.median(vals))
+    return float(np.quantile(vals, q))
+
+
+def _fit_spread(base: RoomKind, with_recs: Any, t_med: float, t_q90: float) -> RoomKind:
+    """Receptacle ranges at the floor plans' 90th percentile and the size skew at their median, alternately."""
+    import dataclasses
+
+    skew = base.size_skew
+    room = base
+    for _ in range(4):
+        lo, hi = 0.0, 6.0
+        for _ in range(22):
+            mid = (lo + hi) / 2
+            if _median_of(dataclasses.replace(with_recs(mid), size_skew=skew), "receptacles", q=0.9) < t_q90:
+                lo = mid
+            else:
+                hi = mid
+        room = dataclasses.replace(with_recs(hi), size_skew=skew)
+        lo_s, hi_s = 0.05, 12.0
+        for _ in range(22):
+            mid = (lo_s + hi_s) / 2
+            if _median_of(dataclasses.replace(room, size_skew=mid), "receptacles") > t_med:
+                lo_s = mid
+            else:
+                hi_s = mid
+        skew = round(hi_s, 3)
+        room = dataclasses.replace(room, size_skew=skew)
+    return room
 
 
 def _bisect(make: Any, which: str, target: float, hi: float = 6.0) -> RoomKind:
@@ -169,7 +202,8 @@ def fit_room_kind(base: RoomKind, receptacles: Sequence[float], objects: Sequenc
     objects placed): the variable part of every receptacle range (``hi - lo``) scaled by one factor so that
     the simulated median total is just above the floor plans' median, then ``size_skew`` raised until it is
     on it (the rounded ranges move in steps, the skew continuously); the kinds a room holds and their
-    minimums stay; then the object range by :data:`FIT_RULES` ``rule``. The object kinds stay."""
+    minimums stay; then the object range by :data:`FIT_RULES` ``rule``. The object kinds stay. Rule ``spread``
+    scales the ranges to the floor plans' 90th percentile and the skew (either way) to their median."""
     import dataclasses
     import statistics
 
@@ -183,6 +217,12 @@ def fit_room_kind(base: RoomKind, receptacles: Sequence[float], objects: Sequenc
         recs = {k: (lo, lo + int(round((hi - lo) * c))) for k, (lo, hi) in base.receptacles.items()}
         return dataclasses.replace(base, receptacles=recs)
 
+    if rule == "spread":
+        import numpy as np
+
+        q90 = float(np.quantile(list(receptacles), 0.9))
+        room = _fit_spread(base, with_recs, t_rec, q90)
+        return _fit_objects(room, base, objects, t_obj)
     room = _bisect(with_recs, "receptacles", t_rec)  # ranges whose median is just above the target...
     # ...then the size skew (continuous, where the rounded ranges move in steps) brings the median onto it
     lo_s, hi_s = room.size_skew, 12.0
@@ -196,6 +236,12 @@ def fit_room_kind(base: RoomKind, receptacles: Sequence[float], objects: Sequenc
     if rule == "range":
         lo, hi = max(1, int(0.9 * min(objects))), max(2, int(round(1.1 * max(objects))))
         return dataclasses.replace(room, n_objects=(lo, max(lo, hi)))
+    return _fit_objects(room, base, objects, t_obj)
+
+
+def _fit_objects(room: RoomKind, base: RoomKind, objects: Sequence[float], t_obj: float) -> RoomKind:
+    import dataclasses
+
     b_lo, b_hi = base.n_objects
 
     def with_objs(a: float) -> RoomKind:
