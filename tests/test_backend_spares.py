@@ -11,7 +11,7 @@ from test_collector_envs import FaultyEnv, alive
 
 from agentgym_credit.wrappers import GroupedRolloutCollector
 from agentgym_credit.wrappers.backends import SubprocessBackend
-from agentgym_credit.wrappers.workers import EnvFailure
+from agentgym_credit.wrappers.workers import EnvFailure, EnvWorker
 
 RESET = ("reset", [0], [(0, {"task": "ok"}, 0)])
 
@@ -86,3 +86,25 @@ def test_no_spares_starts_a_replacement_on_demand_and_bad_counts_are_refused():
     for bad in (-1, 1.5, True):
         with pytest.raises(ValueError, match="spare_workers"):
             _backend(spare_workers=bad)
+
+
+def test_a_spare_makes_the_env_its_first_slot_uses_and_no_other():
+    made, closed = [], []
+
+    def factory():
+        env = FaultyEnv()
+        env.close = lambda: closed.append(env)
+        made.append(env)
+        return env
+
+    worker = EnvWorker(factory, 2, False)
+    worker.premake()
+    worker.premake()  # one env ahead, not two
+    assert len(made) == 1
+    assert worker.run(RESET)[0].__class__ is not EnvFailure and len(made) == 1
+    assert worker.envs[0].unwrapped is made[0]
+    worker.run(("reset", [1], [(0, {"task": "ok"}, 0)]))
+    assert len(made) == 2
+    worker.premake()
+    worker.close()  # the made-ahead env is closed with the others
+    assert len(made) == 3 and closed == [made[0], made[1], made[2]]

@@ -212,11 +212,15 @@ def _can_alarm() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
-def _subprocess_main(conn, factory, history_depth: int, include_actions: bool, key: bytes | None = None) -> None:
-    """Worker process loop: receive a command batch, send back its results; ``None`` stops it."""
+def _subprocess_main(conn, factory, history_depth: int, include_actions: bool, key: bytes | None = None,
+                     spare: bool = False) -> None:
+    """Worker process loop: receive a command batch, send back its results; ``None`` stops it. A ``spare`` makes
+    its first env while it waits (its imports loaded before it replaces a lost worker)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops us
     worker = EnvWorker(factory, history_depth, include_actions, contain_interrupts=True, snapshot_key=key)
     conn.send("ready")
+    if spare:
+        worker.premake()
     try:
         while True:
             try:
@@ -247,8 +251,9 @@ class SubprocessBackend(Backend):
     (died, timed out, ended by the engine watchdog) is replaced by a spare that has already started, so the next
     round does not wait for a process start-up and its imports (1.5-2.9 s on a loaded machine, issue 43), and
     another spare is started in its place. A spare has never served a caller, the lost worker is killed, so no
-    worker serves a caller after a fault. A spare costs one idle process (the interpreter and the imports the
-    factory needs; no env is made until a slot is used); ``spare_workers=0`` starts replacements on demand.
+    worker serves a caller after a fault. A spare makes, while idle, the env its first slot will use (the env's
+    imports loaded: most of a worker's start), so it costs one idle process holding one env made and not yet
+    reset; ``spare_workers=0`` starts replacements on demand.
 
     A script that uses it needs the ``if __name__ == "__main__":`` guard around the code that collects: a
     ``spawn``/``forkserver`` worker re-imports the main module. Without it the worker stops while starting and
@@ -309,7 +314,7 @@ class SubprocessBackend(Backend):
             self._spares.remove((p, c))
             _kill(p, c)
         while len(self._spares) < self.spare_workers:
-            self._spares.append(self._start())
+            self._spares.append(self._start(spare=True))
 
     def _take_spare(self):
         """A started spare (another started in its place), or a new process when there is none alive."""
@@ -329,9 +334,9 @@ class SubprocessBackend(Backend):
             self._spares = []
         return super().use_key(key)
 
-    def _start(self):
+    def _start(self, spare: bool = False):
         parent, child = self._ctx.Pipe(duplex=True)
-        p = self._ctx.Process(target=_subprocess_main, args=(child, *self._args, self._key), daemon=True,
+        p = self._ctx.Process(target=_subprocess_main, args=(child, *self._args, self._key, spare), daemon=True,
                               name="agentgym-credit-env-worker")
         p.start()
         child.close()
