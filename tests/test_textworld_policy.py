@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("textworld")
 pytest.importorskip("jericho")
 
+from textworld.generator.dependency_tree import DependencyTree  # noqa: E402
 from textworld.generator.game import ActionDependencyTree, EventProgression  # noqa: E402
 from textworld.logic import State  # noqa: E402
 
@@ -63,6 +64,8 @@ def test_the_restated_tracking_gives_textworlds_own_plan_at_every_step(challenge
         for name in ("flatten", "remove"):
             monkeypatch.setattr(ActionDependencyTree, name, P.ORIGINAL[name])
         monkeypatch.setattr(EventProgression, "compress_policy", P.ORIGINAL["compress_policy"])
+        for name in ("_update", "__iter__"):
+            monkeypatch.setattr(DependencyTree, name, P.ORIGINAL[name])
         own = [_walk(env, seed) for seed in range(2)]
     finally:
         env.close()
@@ -93,6 +96,7 @@ def test_a_foreign_restore_gives_the_plan_of_the_game_played(challenge, cache, m
             zguard._VOUCHED.clear()  # as in another process
             P._FLAT.clear()
             P._NO_SHORTER.clear()
+            P._REVERSE.clear()
             o2, i2 = other.set_state(snap)
             assert (o2, i2["expert_action"], i2["state_key"]) == (obs, info["expert_action"], info["state_key"])
             assert _plans(other) == _plans(env)

@@ -32,6 +32,7 @@ Same answers, by construction:
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from typing import Any
 
@@ -41,9 +42,12 @@ FLAT_SIZE = 4096
 _FLAT: OrderedDict[tuple, tuple[Any, tuple, tuple]] = OrderedDict()
 _NO_SHORTER: OrderedDict[tuple, Any] = OrderedDict()
 _REVERSE: dict[tuple[int, Any], tuple[Any, Any]] = {}
+_LAST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Each event progression's last search that found nothing: its tree's record and the facts it saw."""
 
 ORIGINAL: dict[str, Any] = {}
-"""textworld's own ``flatten``, ``compress_policy`` and ``remove`` (filled by :func:`install`)."""
+"""textworld's own ``flatten``, ``remove``, ``compress_policy`` and ``DependencyTree._update`` (filled by
+:func:`install`)."""
 
 _VERSIONS = ("1.7.",)
 """textworld versions whose functions were read and are restated here."""
@@ -76,18 +80,53 @@ def _key(tree: Any) -> tuple:
     return (id(tree._kb), tuple(_shape(root) for root in tree.roots))
 
 
+def _record(tree: Any) -> dict:
+    """What was worked out about ``tree`` as it is now: every change of a tree ends in ``DependencyTree._update``
+    (push, remove, a new tree, a copy; textworld 1.7), which drops the record (:func:`_update`)."""
+    rec = tree.__dict__.get("_agc")
+    if rec is None:
+        rec = tree.__dict__["_agc"] = {}
+    return rec
+
+
+def _update(tree: Any) -> None:
+    """``DependencyTree._update`` (the leaves listed again after a change), then the tree's record dropped."""
+    ORIGINAL["_update"](tree)
+    tree.__dict__.pop("_agc", None)
+
+
+def _nodes(tree: Any) -> Any:
+    """``DependencyTree.__iter__``: each root's nodes, children before their parent and in order, listed before
+    any is yielded (as textworld's ``yield from list(root)``), without a generator per node."""
+    for root in tree.roots:
+        out, stack = [], [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                out.append(node)
+            else:
+                stack.append((node, True))
+                stack.extend((child, False) for child in reversed(node.children))
+        yield from out
+
+
+def _flat_of(tree: Any) -> tuple[tuple, tuple, tuple]:
+    """``tree``'s shape key, flattened actions and the facts they name grouped by signature, remembered."""
+    rec = _record(tree)
+    found = rec.get("flat")
+    if found is None:
+        key = _key(tree)
+        actions, named = _flat(tree, key)
+        groups: dict[Any, set] = {}
+        for fact in named:
+            groups.setdefault(fact.signature, set()).add(fact)
+        found = rec["flat"] = (key, actions, tuple((sig, frozenset(fs)) for sig, fs in groups.items()))
+    return found
+
+
 def flatten(tree: Any) -> Any:
     """``ActionDependencyTree.flatten``: the actions of ``tree``, leaves first (an iterator, as textworld's)."""
-    return iter(_flat(tree, _key(tree))[0])
-
-
-def _has(state: Any) -> Any:
-    facts = state._facts  # by signature (textworld 1.7); .get: State.is_fact would add an empty entry
-
-    def has(fact: Any) -> bool:
-        found = facts.get(fact.signature)
-        return found is not None and fact in found
-    return has
+    return iter(_flat_of(tree)[1])
 
 
 def _applies(facts: set, actions: Any) -> bool:
@@ -125,15 +164,21 @@ def compress_policy(self: Any, state: Any) -> bool:
     A search that found nothing is remembered by the tree's shape and the state's facts that its policy names."""
     from textworld.generator.game import ActionDependencyTree, ActionDependencyTreeElement
 
-    has = _has(state)
-    key = _key(self._tree)
-    policy, named = _flat(self._tree, key)
-    seen = (key, frozenset(f for f in named if has(f)))
+    tree = self._tree
+    rec = _record(tree)
+    key, policy, groups = _flat_of(tree)
+    facts = state._facts  # by signature (textworld 1.7)
+    present = frozenset().union(*(fs.intersection(facts.get(sig, ())) for sig, fs in groups))
+    last = _LAST.get(self)
+    if last is not None and last[0] is rec and last[1] == present:  # the same tree, the same facts: nothing again
+        return False
+    seen = (key, present)
     if seen in _NO_SHORTER:
         _NO_SHORTER.move_to_end(seen)
+        _LAST[self] = (rec, present)
         return False
     compressed = False
-    while (shorter := _shorter(policy, seen[1])) is not None:  # a subsequence names no fact its policy does not
+    while (shorter := _shorter(policy, present)) is not None:  # a subsequence names no fact its policy does not
         self._tree = ActionDependencyTree(kb=self._kb, element_type=ActionDependencyTreeElement)
         for action in shorter[::-1]:
             self._tree.push(action)
@@ -141,17 +186,21 @@ def compress_policy(self: Any, state: Any) -> bool:
         self._policy = policy = shorter
     if not compressed:
         _remember(_NO_SHORTER, seen, True)
+        _LAST[self] = (rec, present)
     return compressed
 
 
 def _needs(tree: Any) -> set:
     """Every precondition of the actions in ``tree``'s nodes (what a pushed action must add to be placed)."""
-    out: set = set()
-    stack = list(tree.roots)
-    while stack:
-        node = stack.pop()
-        out |= node.element.value._pre_set
-        stack.extend(node.children)
+    rec = _record(tree)
+    out = rec.get("needs")
+    if out is None:
+        out = rec["needs"] = set()
+        stack = list(tree.roots)
+        while stack:
+            node = stack.pop()
+            out |= node.element.value._pre_set
+            stack.extend(node.children)
     return out
 
 
@@ -186,6 +235,7 @@ def install() -> bool:
     """Use :func:`flatten` and :func:`compress_policy` in textworld's classes (textworld 1.7; once per process);
     ``True`` when they are in place."""
     import textworld
+    from textworld.generator.dependency_tree import DependencyTree
     from textworld.generator.game import ActionDependencyTree, EventProgression
 
     if ORIGINAL:
@@ -193,8 +243,10 @@ def install() -> bool:
     if not str(textworld.__version__).startswith(_VERSIONS):
         return False
     ORIGINAL.update(flatten=ActionDependencyTree.flatten, remove=ActionDependencyTree.remove,
-                    compress_policy=EventProgression.compress_policy)
+                    compress_policy=EventProgression.compress_policy, _update=DependencyTree._update,
+                    __iter__=DependencyTree.__iter__)
     ActionDependencyTree.flatten, ActionDependencyTree.remove = flatten, remove
+    DependencyTree._update, DependencyTree.__iter__ = _update, _nodes
     EventProgression.compress_policy = compress_policy
     return True
 
