@@ -2,12 +2,17 @@
 
 What lives here:
 
-- :func:`install` — put the two functions below in place of textworld 1.7's own (once per process; another
-  textworld version keeps its own, a documented no-op);
+- :func:`install` — put the functions below in place of textworld 1.7's own, process-wide (once; another textworld
+  version keeps its own, a documented no-op);
 - :func:`flatten` — ``ActionDependencyTree.flatten``, remembered per tree shape;
 - :func:`compress_policy` — ``EventProgression.compress_policy``, its search for a shorter policy done on the
-  facts the policy's actions name, each prefix applied once;
-- :data:`ORIGINAL` — textworld's own two functions (the tests check every answer against them).
+  facts the policy's actions name, each prefix applied once; a search that found nothing is remembered (per tree
+  shape and those facts, and per event);
+- :func:`remove` — ``ActionDependencyTree.remove``, the push of the reverse action skipped when no node needs what
+  it adds;
+- ``DependencyTree._update`` (a tree's remembered work dropped on every change) and ``DependencyTree.__iter__``
+  (the same order without a generator per node);
+- :data:`ORIGINAL` — textworld's own five (the tests check every answer against them).
 
 Why. With expert infos on, textworld tracks each quest's winning policy: after every action each event
 progression flattens its dependency tree (a copy of the tree, emptied leaf by leaf) and searches for a shorter
@@ -28,6 +33,10 @@ Same answers, by construction:
   ``policy[i:]`` then applies to its result, so each prefix is applied once, and once a prefix fails every longer
   one does too. The candidates are tried in textworld's order and the first that applies is taken, its tree
   rebuilt as textworld does.
+- The reverse action's push adds a node only under a node whose action needs a fact it adds; when no node's
+  preconditions meet what it adds, textworld's push walks the tree, adds nothing and lists the same leaves again.
+- Everything remembered about a tree is dropped by ``DependencyTree._update``, which every change of a tree ends
+  with (push, remove, a new tree, a copy; textworld 1.7).
 """
 
 from __future__ import annotations
