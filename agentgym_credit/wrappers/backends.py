@@ -249,8 +249,8 @@ class SubprocessBackend(Backend):
 
     ``spare_workers`` (default 1) processes are started with the workers and kept idle: a worker lost to a fault
     (died, timed out, ended by the engine watchdog) is replaced by a spare that has already started, so the next
-    round does not wait for a process start-up and its imports (1.5-2.9 s on a loaded machine, issue 43), and
-    another spare is started in its place. A spare has never served a caller, the lost worker is killed, so no
+    round does not wait for a process start-up and its imports (issue 43); another spare starts once every worker
+    has answered a round. A spare has never served a caller, the lost worker is killed, so no
     worker serves a caller after a fault. A spare makes, while idle, the env its first slot will use (the env's
     imports loaded: most of a worker's start), so it costs one idle process holding one env made and not yet
     reset; ``spare_workers=0`` starts replacements on demand.
@@ -317,11 +317,13 @@ class SubprocessBackend(Backend):
             self._spares.append(self._start(spare=True))
 
     def _take_spare(self):
-        """A started spare (another started in its place), or a new process when there is none alive."""
-        self._fill_spares()
-        taken = self._spares.pop(0) if self._spares else self._start()
-        self._fill_spares()
-        return taken
+        """A started spare, or a new process when there is none alive. The next spare starts at the end of the first
+        round in which every worker has answered (:meth:`run`): not while the replacement takes up its work, when the
+        two would compete for the CPUs."""
+        for p, c in [s for s in self._spares if not s[0].is_alive()]:
+            self._spares.remove((p, c))
+            _kill(p, c)
+        return self._spares.pop(0) if self._spares else self._start()
 
     def spare_pids(self) -> list[int]:
         """Process ids of the idle spares (:class:`SubprocessBackend`'s ``spare_workers``)."""
@@ -411,6 +413,8 @@ class SubprocessBackend(Backend):
             if errors[w] is not None:
                 self._replace(w)
                 results[w] = [EnvFailure(errors[w], lost=True)] * len(batches[w][1])
+        if len(self._spares) < self.spare_workers and all(self._ready):
+            self._fill_spares()
         return results  # type: ignore[return-value]
 
     def worker_pids(self) -> list[int]:
