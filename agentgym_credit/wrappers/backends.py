@@ -212,11 +212,15 @@ def _can_alarm() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
-def _subprocess_main(conn, factory, history_depth: int, include_actions: bool, key: bytes | None = None) -> None:
-    """Worker process loop: receive a command batch, send back its results; ``None`` stops it."""
+def _subprocess_main(conn, factory, history_depth: int, include_actions: bool, key: bytes | None = None,
+                     spare: bool = False) -> None:
+    """Worker process loop: receive a command batch, send back its results; ``None`` stops it. A ``spare`` makes
+    its first env while it waits (its imports loaded before it replaces a lost worker)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops us
     worker = EnvWorker(factory, history_depth, include_actions, contain_interrupts=True, snapshot_key=key)
     conn.send("ready")
+    if spare:
+        worker.premake()
     try:
         while True:
             try:
@@ -243,6 +247,14 @@ class SubprocessBackend(Backend):
     A new worker says ``"ready"`` once it has started; that wait has its own limit,
     ``start_timeout`` (process start-up and imports), so ``timeout`` bounds only the round trips.
 
+    ``spare_workers`` (default 1) processes are started with the workers and kept idle: a worker lost to a fault
+    (died, timed out, ended by the engine watchdog) is replaced by a spare that has already started, so the next
+    round does not wait for a process start-up and its imports (issue 43); another spare starts once every worker
+    has answered a round. A spare has never served a caller, the lost worker is killed, so no
+    worker serves a caller after a fault. A spare makes, while idle, the env its first slot will use (the env's
+    imports loaded: most of a worker's start), so it costs one idle process holding one env made and not yet
+    reset; ``spare_workers=0`` starts replacements on demand.
+
     A script that uses it needs the ``if __name__ == "__main__":`` guard around the code that collects: a
     ``spawn``/``forkserver`` worker re-imports the main module. Without it the worker stops while starting and
     the collector's error names the missing guard and shows the fix (:data:`MAIN_GUARD_FIX`).
@@ -257,6 +269,7 @@ class SubprocessBackend(Backend):
         timeout: float = 300.0,
         start_method: str = "spawn",
         start_timeout: float = 120.0,
+        spare_workers: int = 1,
         **_: Any,
     ):
         if _reimporting_main():  # a worker re-importing a script without the guard: stop it with a clear reason
@@ -267,6 +280,8 @@ class SubprocessBackend(Backend):
             raise SystemExit(MAIN_GUARD_EXIT)
         if num_workers < 1:
             raise ValueError(f"num_workers must be >= 1, got {num_workers}")
+        if isinstance(spare_workers, bool) or not isinstance(spare_workers, int) or spare_workers < 0:
+            raise ValueError(f"spare_workers must be an int >= 0, got {spare_workers!r}")
         try:
             pickle.dumps(factory)
         except Exception as e:
@@ -284,15 +299,46 @@ class SubprocessBackend(Backend):
         self._procs: list[Any] = []
         self._conns: list[Any] = []
         self.restarts = 0
+        self.spare_workers = spare_workers
+        self._spares: list[tuple[Any, Any]] = []  # started, idle, never given a batch
         for _ in range(self.num_workers):
             p, c = self._start()
             self._procs.append(p)
             self._conns.append(c)
             self._ready.append(False)
+        self._fill_spares()
 
-    def _start(self):
+    def _fill_spares(self) -> None:
+        """Start spares until there are ``spare_workers`` (dead ones dropped first)."""
+        for p, c in [s for s in self._spares if not s[0].is_alive()]:
+            self._spares.remove((p, c))
+            _kill(p, c)
+        while len(self._spares) < self.spare_workers:
+            self._spares.append(self._start(spare=True))
+
+    def _take_spare(self):
+        """A started spare, or a new process when there is none alive. The next spare starts at the end of the first
+        round in which every worker has answered (:meth:`run`): not while the replacement takes up its work, when the
+        two would compete for the CPUs."""
+        for p, c in [s for s in self._spares if not s[0].is_alive()]:
+            self._spares.remove((p, c))
+            _kill(p, c)
+        return self._spares.pop(0) if self._spares else self._start()
+
+    def spare_pids(self) -> list[int]:
+        """Process ids of the idle spares (:class:`SubprocessBackend`'s ``spare_workers``)."""
+        return [p.pid for p, _ in self._spares]
+
+    def use_key(self, key: bytes) -> bool:
+        if key != self._key:  # the spares started with the old key: none of them may serve the new one
+            for p, c in self._spares:
+                _kill(p, c)
+            self._spares = []
+        return super().use_key(key)
+
+    def _start(self, spare: bool = False):
         parent, child = self._ctx.Pipe(duplex=True)
-        p = self._ctx.Process(target=_subprocess_main, args=(child, *self._args, self._key), daemon=True,
+        p = self._ctx.Process(target=_subprocess_main, args=(child, *self._args, self._key, spare), daemon=True,
                               name="agentgym-credit-env-worker")
         p.start()
         child.close()
@@ -300,7 +346,7 @@ class SubprocessBackend(Backend):
 
     def _replace(self, w: int) -> None:
         _kill(self._procs[w], self._conns[w])
-        self._procs[w], self._conns[w] = self._start()
+        self._procs[w], self._conns[w] = self._take_spare()
         self._ready[w] = False
         self.restarts += 1
 
@@ -367,6 +413,8 @@ class SubprocessBackend(Backend):
             if errors[w] is not None:
                 self._replace(w)
                 results[w] = [EnvFailure(errors[w], lost=True)] * len(batches[w][1])
+        if len(self._spares) < self.spare_workers and all(self._ready):
+            self._fill_spares()
         return results  # type: ignore[return-value]
 
     def worker_pids(self) -> list[int]:
@@ -376,18 +424,20 @@ class SubprocessBackend(Backend):
         dead = [w for w, p in enumerate(self._procs) if not p.is_alive()]
         for w in dead:
             self._replace(w)
+        self._fill_spares()  # a spare that died while idle is started again (not a fault of any work)
         return len(dead)
 
     def close(self) -> None:
-        for c in self._conns:
+        every = [*zip(self._procs, self._conns), *self._spares]
+        for _, c in every:
             try:
                 c.send(None)
             except Exception:
                 pass
-        for p, c in zip(self._procs, self._conns):
+        for p, c in every:
             p.join(1.0)
             _kill(p, c)
-        self._procs, self._conns = [], []
+        self._procs, self._conns, self._spares = [], [], []
 
 
 def _kill(proc, conn) -> None:

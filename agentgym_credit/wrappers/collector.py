@@ -170,6 +170,7 @@ class GroupedRolloutCollector:
             made, a policy that returns non-strings...), raise :class:`CollectionFailed` with that reason
             instead of warning and returning a batch with no steps (``err.batch`` still holds it).
         start_method: multiprocessing start method of the subprocess backend.
+        spare_workers: started idle processes of the subprocess backend that replace a lost worker at once.
         ray_options: ``.options(...)`` of each Ray actor (default ``{"num_cpus": 1}``).
 
     >>> import agentgym_credit
@@ -198,6 +199,7 @@ class GroupedRolloutCollector:
         start_method: str = "spawn",
         ray_options: dict[str, Any] | None = None,
         max_retries: int = 2,
+        spare_workers: int = 1,
         fail_fast: bool = True,
     ):
         if isinstance(env, str):
@@ -234,7 +236,7 @@ class GroupedRolloutCollector:
         self.seed = int(seed)
         self.max_active_groups = None if max_active_groups is None else int(max_active_groups)
         self.timeout = float(timeout)
-        self.start_method = start_method
+        self.start_method, self.spare_workers = start_method, spare_workers
         self.ray_options = ray_options
         self.max_retries = int(max_retries)
         self.groups_collected = 0
@@ -248,7 +250,7 @@ class GroupedRolloutCollector:
             self._backend = make_backend(
                 self.backend_name, self.factory, history_depth=self.history_depth,
                 include_actions=self.include_actions, num_workers=self.num_workers, timeout=self.timeout,
-                start_method=self.start_method, ray_options=self.ray_options,
+                start_method=self.start_method, ray_options=self.ray_options, spare_workers=self.spare_workers,
             )
         return self._backend
 

@@ -25,6 +25,7 @@ collector's docstring for the scheme), so every backend gives identical results.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import traceback
@@ -140,11 +141,23 @@ class EnvWorker:
         # in a worker process an env's KeyboardInterrupt (or SystemExit) is the env's fault, not Ctrl-C
         self._catch: type[BaseException] = BaseException if contain_interrupts else Exception
         self._last: tuple[list[int], list[Any]] = ([], [])
+        self._premade: gym.Env | None = None  # made ahead by premake, for the next new slot
+
+    def premake(self) -> None:
+        """Make the env the next new slot will use now (an idle spare worker process loads the env's imports before
+        it is given work); a factory that fails here is called again, and fails, at that slot's first use."""
+        if self._premade is None:
+            try:
+                self._premade = self.factory()
+            except Exception:
+                self._premade = None
 
     def _env(self, slot: int) -> gym.Env:
         env = self.envs.get(slot)
         if env is None:
-            env = HistoryFingerprint(self.factory(), depth=self.history_depth, include_actions=self.include_actions)
+            made, self._premade = self._premade, None
+            env = HistoryFingerprint(made if made is not None else self.factory(), depth=self.history_depth,
+                                     include_actions=self.include_actions)
             self.envs[slot] = env
         return env
 
@@ -267,6 +280,10 @@ class EnvWorker:
     def close(self) -> None:
         for slot in list(self.envs):
             self._drop(slot)
+        made, self._premade = self._premade, None
+        if made is not None:
+            with contextlib.suppress(Exception):
+                made.close()
 
 
 __all__ = [

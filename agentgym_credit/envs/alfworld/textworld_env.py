@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_credit.envs import snapshot as S
-from agentgym_credit.envs.alfworld import gamecache, textworld_snapshots, zguard
+from agentgym_credit.envs.alfworld import gamecache, textworld_policy, textworld_snapshots, zguard
 from agentgym_credit.envs.alfworld.logic import require_textworld
 from agentgym_credit.envs.alfworld.statekeys import digest, fact_str, shuffled_keys
 from agentgym_credit.envs.base import CreditEnv, resolve_task
@@ -243,6 +243,7 @@ class TextWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGI
         if self._loaded != path:
             env = self._open.pop(path, None)
             if env is None:
+                textworld_policy.install()  # the quests' policy tracked for less work, the same answers
                 infos = textworld.EnvInfos(won=True, lost=True, admissible_commands=True, facts=True, score=True,
                                            max_score=True, objective=True, policy_commands=self.expert)
                 with _quiet_jericho():
