@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from agentgym_credit.bench.montecarlo import confirm_stats as S
+from agentgym_credit.bench.montecarlo.paired import robust_md
 from agentgym_credit.bench.stats import report as R
 
 
@@ -29,6 +30,17 @@ def _p(p: float) -> str:
 
 def _verdict(r: dict[str, Any]) -> str:
     return {"a": f"{r['a']} wins", "b": f"{r['b']} wins"}.get(r.get("holm", "tie"), "tie")
+
+
+ROBUST_NOTE = ("Each primary comparison again under three other lenses "
+               "(`agentgym_credit.bench.montecarlo.paired.robustness`): the leave-one-group-out jackknife SE beside the "
+               "group bootstrap's; the largest change of r(a) − r(b) when one scored row is dropped, and the comparison "
+               "recomputed without the row that moves it most toward 0; Spearman beside Pearson. Holm over the same "
+               "family for each lens.")
+
+
+def _cell(r: dict[str, Any]) -> str:
+    return str(r["env"])
 
 
 def primary_table(fam: list[dict[str, Any]], plan: dict[tuple[str, str, str], dict[str, Any]] | None = None) -> str:
@@ -87,6 +99,7 @@ def recompute_text(res: dict[str, Any], cols: dict[str, np.ndarray]) -> str:
              "Primary family (Holm over the comparisons below):", primary_table(res["primary"])]
     if res["dropped"]:
         parts += ["", "Dropped as identical by construction: " + "; ".join(res["dropped"])]
+    parts += ["", "Robustness of the primary family:", robust_md(res["primary"], _cell)]
     parts += ["", "Accuracy per estimator:", accuracy_table(res["estimators"])]
     prec = S.precision_table(cols)
     if prec:
@@ -123,8 +136,12 @@ def write_report(cfg: Any, res: dict[str, Any], command: str) -> Path:
         f"- wall time {res['seconds']:.0f} s on the {cfg.backend} backend × {cfg.workers} workers",
         f"- N = {cfg.n} rollouts per group; rows per group {cfg.rows_per_group}; truth: CRN, K = {cfg.k} "
         f"(antithetic pairs) + a second stage of {cfg.extra:g}× the first stage's steps",
-        "- behaviour policy (a documented stand-in for an agent in training, not a learned policy): "
+        ("- behaviour policy (sees the observation text, the task text and the step count only: "
+         "`agentgym_credit.truth.text_only`; fixed weights, not learned): " if cfg.stage == "textonly" else
+         "- behaviour policy (a documented stand-in for an agent in training, not a learned policy): ")
         + "; ".join(f"{k}: `{v}`" for k, v in res["policies"].items()),
+        *([f"- groups left out as a pilot (run before the predictions): the first {cfg.start} of each env"]
+          if getattr(cfg, "start", None) else []),
         f"- rows file: `{cfg.rows_path}`; every table below: `agentgym-credit bench credit_confirm --recompute "
         f"{cfg.rows_path}`",
     ])
@@ -133,6 +150,8 @@ def write_report(cfg: Any, res: dict[str, Any], command: str) -> Path:
     R.write_section(md, "cells", "## Cells\n\n" + cells_table(cols))
     R.write_section(md, "primary", "## Primary family\n\n" + primary_table(rec["primary"])
                     + ("\n\nDropped as identical by construction: " + "; ".join(rec["dropped"]) if rec["dropped"] else ""))
+    R.write_section(md, "robustness", "## Robustness of the primary family\n\n" + ROBUST_NOTE + "\n\n"
+                    + robust_md(rec["primary"], _cell))
     R.write_section(md, "accuracy", "## Accuracy per estimator\n\n" + accuracy_table(rec["estimators"]))
     prec = S.precision_table(cols)
     if prec:
@@ -140,7 +159,7 @@ def write_report(cfg: Any, res: dict[str, Any], command: str) -> Path:
     if cfg.stage == "explore":
         plan = S.power_plan(rec["primary"], family=8)
         R.write_section(md, "power", "## Power plan (from this exploration)\n\n" + power_md(plan))
-    else:
+    elif cfg.stage == "confirm":
         explore = cfg.out / "credit_confirm_explore_rows.parquet"
         plan = {(p["env"], p["a"], p["b"]): p for p in S.power_plan(S.recompute(explore)["primary"], family=8)} \
             if explore.exists() else None
