@@ -150,8 +150,7 @@ def write_report(cfg: Any, res: dict[str, Any], command: str) -> Path:
     R.write_section(md, "cells", "## Cells\n\n" + cells_table(cols))
     R.write_section(md, "primary", "## Primary family\n\n" + primary_table(rec["primary"])
                     + ("\n\nDropped as identical by construction: " + "; ".join(rec["dropped"]) if rec["dropped"] else ""))
-    R.write_section(md, "robustness", "## Robustness of the primary family\n\n" + ROBUST_NOTE + "\n\n"
-                    + robust_md(rec["primary"], _cell))
+    write_robustness(md, rec["primary"])
     R.write_section(md, "accuracy", "## Accuracy per estimator\n\n" + accuracy_table(rec["estimators"]))
     prec = S.precision_table(cols)
     if prec:
@@ -165,6 +164,18 @@ def write_report(cfg: Any, res: dict[str, Any], command: str) -> Path:
             if explore.exists() else None
         lead(cfg.out / "credit_real.md", "preregistered", lead_text(cfg, res, rec, plan, command))
     return md
+
+
+def write_robustness(md: Path, primary: list[dict[str, Any]], command: str | None = None) -> Path:
+    """The ``robustness`` section of report ``md``: the primary family under every lens (``command``, when
+    given, is the recomputation that wrote it: a report made before the lenses existed gets them from its rows)."""
+    import os
+
+    how = (f"\n\nWritten from the saved rows by `{command}` (load {os.getloadavg()[0]:.1f}; machine: "
+           + ", ".join(f"{k} `{v}`" for k, v in R.machine_info().items())
+           + "); the rest of this report is from its run.") if command else ""
+    return R.write_section(md, "robustness", "## Robustness of the primary family\n\n" + ROBUST_NOTE + how
+                           + "\n\n" + robust_md(primary, _cell))
 
 
 def write_synthetic(md: Path, rows: list[dict[str, Any]], command: str, seconds: float) -> Path:
@@ -225,5 +236,5 @@ def lead(path: Path, name: str, body: str) -> Path:
     return R.write_section(path, name, body)
 
 
-__all__ = ["primary_table", "accuracy_table", "cells_table", "precision_md", "power_md", "recompute_text",
+__all__ = ["write_robustness", "primary_table", "accuracy_table", "cells_table", "precision_md", "power_md", "recompute_text",
            "write_report", "write_synthetic", "lead_text", "lead"]

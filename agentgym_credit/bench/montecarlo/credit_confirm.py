@@ -279,6 +279,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=Path("benchmarks/montecarlo"))
     p.add_argument("--recompute", nargs="+", type=Path, default=None, metavar="ROWS",
                    help="print every table and p-value from saved rows file(s) alone, run nothing")
+    p.add_argument("--robustness-into", type=Path, default=None, metavar="MD",
+                   help="with --recompute: also write the primary family's robustness section into report MD")
     p.add_argument("--synthetic-check", action="store_true", help="only the two truths against the exact oracle "
                    "on synthetic tasks (coverage, precision per env step): credit_truth_precision.md")
     p.add_argument("--boot", type=int, default=400, help="bootstrap replicates of the comparisons")
@@ -309,6 +311,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 2
         print(CR.recompute_text(res, S.load_rows(args.recompute)))
+        if args.robustness_into is not None:
+            CR.write_robustness(args.robustness_into, res["primary"],
+                                "agentgym-credit bench credit_confirm " + " ".join(argv))
         return 0
     if args.synthetic_check:
         t0 = time.time()
