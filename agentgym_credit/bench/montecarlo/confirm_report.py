@@ -86,11 +86,11 @@ def precision_md(prec: list[dict[str, Any]]) -> str:
                              "r(CRN, strata)"], body)
 
 
-def power_md(plan: list[dict[str, Any]]) -> str:
+def power_md(plan: list[dict[str, Any]], what: str = "exploration") -> str:
     body = [[p["env"], f"{p['a']} − {p['b']}", f"{p['effect']:+.3f}", f"{p['se1']:.3f}", str(p["groups_explored"]),
              str(p["groups_needed"]), str(p["groups_needed_last_step"])] for p in plan]
-    return R.markdown_table(["env", "comparison", "exploration effect", "SE × sqrt(G)", "groups explored",
-                             "groups for 80% power at 0.05/8", "… at 0.05 (Holm's last step)"], body)
+    return R.markdown_table(["env", "comparison", f"{what} effect", "SE × sqrt(G)", f"groups in the {what}",
+                             "groups for 80% power at Holm's first step (0.05/family)", "… at 0.05 (Holm's last step)"], body)
 
 
 def recompute_text(res: dict[str, Any], cols: dict[str, np.ndarray]) -> str:
@@ -168,14 +168,22 @@ def write_report(cfg: Any, res: dict[str, Any], command: str) -> Path:
 
 def write_robustness(md: Path, primary: list[dict[str, Any]], command: str | None = None) -> Path:
     """The ``robustness`` section of report ``md``: the primary family under every lens (``command``, when
-    given, is the recomputation that wrote it: a report made before the lenses existed gets them from its rows)."""
+    given, is the recomputation that wrote it: a report made before the lenses existed gets them from its rows;
+    it then also writes ``power_observed``, the groups a rerun needs at the effects the rows show)."""
     import os
 
     how = (f"\n\nWritten from the saved rows by `{command}` (load {os.getloadavg()[0]:.1f}; machine: "
            + ", ".join(f"{k} `{v}`" for k, v in R.machine_info().items())
            + "); the rest of this report is from its run.") if command else ""
-    return R.write_section(md, "robustness", "## Robustness of the primary family\n\n" + ROBUST_NOTE + how
-                           + "\n\n" + robust_md(primary, _cell))
+    R.write_section(md, "robustness", "## Robustness of the primary family\n\n" + ROBUST_NOTE + how
+                    + "\n\n" + robust_md(primary, _cell))
+    if command:
+        R.write_section(md, "power_observed", "## Groups needed at the effects this run observed\n\n"
+                        "The power plan of `confirm_stats.power_plan` fed with this run's own effects and one-group SEs "
+                        f"(family of {len(primary)}): how many groups a rerun needs for 80% power if these effects are "
+                        "the true ones (a plan for the next run, not a test of this one).\n\n"
+                        + power_md(S.power_plan(primary, family=len(primary)), "observed"))
+    return md
 
 
 def write_synthetic(md: Path, rows: list[dict[str, Any]], command: str, seconds: float) -> Path:

@@ -280,7 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--recompute", nargs="+", type=Path, default=None, metavar="ROWS",
                    help="print every table and p-value from saved rows file(s) alone, run nothing")
     p.add_argument("--robustness-into", type=Path, default=None, metavar="MD",
-                   help="with --recompute: also write the primary family's robustness section into report MD")
+                   help="with --recompute: also write the primary family's robustness section and the groups "
+                   "needed at its observed effects into report MD")
     p.add_argument("--synthetic-check", action="store_true", help="only the two truths against the exact oracle "
                    "on synthetic tasks (coverage, precision per env step): credit_truth_precision.md")
     p.add_argument("--boot", type=int, default=400, help="bootstrap replicates of the comparisons")
