@@ -89,7 +89,7 @@ def precision_md(prec: list[dict[str, Any]]) -> str:
 def power_md(plan: list[dict[str, Any]], what: str = "exploration") -> str:
     body = [[p["env"], f"{p['a']} − {p['b']}", f"{p['effect']:+.3f}", f"{p['se1']:.3f}", str(p["groups_explored"]),
              str(p["groups_needed"]), str(p["groups_needed_last_step"])] for p in plan]
-    return R.markdown_table(["env", "comparison", f"{what} effect", "SE × sqrt(G)", f"groups in the {what}",
+    return R.markdown_table(["env", "comparison", f"{what} effect", "SE × sqrt(G)", "groups explored" if what == "exploration" else "groups run",
                              "groups for 80% power at Holm's first step (0.05/family)", "… at 0.05 (Holm's last step)"], body)
 
 
