@@ -170,3 +170,13 @@ def test_spearman_lens_sees_a_monotone_estimator_as_exact():
     rob = P.robustness(a, b, truth, g, boot=100)
     assert P.paired_difference(a, b, truth, g, boot=100)["diff"] < -0.1
     assert abs(rob["spearman_diff"]) < 1e-9
+
+
+def test_textonly_stage_runs_the_text_only_policies():
+    from agentgym_credit.bench.montecarlo.credit_confirm import STAGES, behaviour
+
+    st = STAGES["textonly"]
+    assert set(st.tasks) == {"alfworld-dev", "webshop"} and not set(st.tasks["webshop"]) & set(range(24))
+    for env in st.tasks:
+        assert isinstance(behaviour(st, env), ObservationOnly)
+    assert not isinstance(behaviour(STAGES["confirm"], "webshop"), ObservationOnly)
