@@ -186,6 +186,25 @@ def write_robustness(md: Path, primary: list[dict[str, Any]], command: str | Non
     return md
 
 
+def write_from_rows(md: Path, paths: Any, rec: dict[str, Any], command: str, notes: Any = ()) -> Path:
+    """A whole report from saved rows alone (``rec``: :func:`~.confirm_stats.recompute` of ``paths``), for a run
+    that stopped before writing its own: setup (``command``, machine, load, ``notes``), cells, the primary family,
+    its robustness, the groups needed at the observed effects, accuracy per estimator."""
+    import os
+
+    cols = S.load_rows(paths)
+    md.parent.mkdir(parents=True, exist_ok=True)
+    R.write_section(md, "setup", "\n".join([
+        f"# credit_confirm from saved rows: {', '.join(rec['cells'])}", "", R.machine_lines(command),
+        f"- load (1-min average) when this report was written: {os.getloadavg()[0]:.1f} (2 cores shared)",
+        *(f"- {n}" for n in notes)]))
+    R.write_section(md, "cells", "## Cells\n\n" + cells_table(cols))
+    R.write_section(md, "primary", "## Primary family\n\n" + primary_table(rec["primary"])
+                    + ("\n\nDropped as identical by construction: " + "; ".join(rec["dropped"]) if rec["dropped"] else ""))
+    write_robustness(md, rec["primary"], command)
+    return R.write_section(md, "accuracy", "## Accuracy per estimator\n\n" + accuracy_table(rec["estimators"]))
+
+
 def write_synthetic(md: Path, rows: list[dict[str, Any]], command: str, seconds: float) -> Path:
     """The synthetic check's section: both truths on the same rows against the exact oracle."""
     import os
@@ -244,5 +263,5 @@ def lead(path: Path, name: str, body: str) -> Path:
     return R.write_section(path, name, body)
 
 
-__all__ = ["write_robustness", "primary_table", "accuracy_table", "cells_table", "precision_md", "power_md", "recompute_text",
+__all__ = ["write_from_rows", "write_robustness", "primary_table", "accuracy_table", "cells_table", "precision_md", "power_md", "recompute_text",
            "write_report", "write_synthetic", "lead_text", "lead"]

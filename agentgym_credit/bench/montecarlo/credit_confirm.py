@@ -282,6 +282,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--robustness-into", type=Path, default=None, metavar="MD",
                    help="with --recompute: also write the primary family's robustness section and the groups "
                    "needed at its observed effects into report MD")
+    p.add_argument("--report-into", type=Path, default=None, metavar="MD",
+                   help="with --recompute: write a whole report from the rows alone (a run that stopped before its "
+                   "report: setup with --note, cells, primary family, robustness, observed-effect power, accuracy)")
+    p.add_argument("--note", nargs="*", default=(), help="setup lines of --report-into (what ran, what was cut)")
     p.add_argument("--synthetic-check", action="store_true", help="only the two truths against the exact oracle "
                    "on synthetic tasks (coverage, precision per env step): credit_truth_precision.md")
     p.add_argument("--boot", type=int, default=400, help="bootstrap replicates of the comparisons")
@@ -312,7 +316,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 2
         print(CR.recompute_text(res, S.load_rows(args.recompute)))
-        if args.robustness_into is not None:
+        if args.report_into is not None:
+            shown = argv[:argv.index("--note")] + ["--note", "…"] if "--note" in argv else argv  # notes: in the setup
+            CR.write_from_rows(args.report_into, args.recompute, res, "agentgym-credit bench credit_confirm "
+                               + " ".join(shown), args.note)
+        elif args.robustness_into is not None:
             CR.write_robustness(args.robustness_into, res["primary"],
                                 "agentgym-credit bench credit_confirm " + " ".join(argv))
         return 0
