@@ -154,3 +154,11 @@ def test_robustness_into_an_older_report_from_its_rows(tmp_path, capsys):
     fam = S.recompute(path, boot=100)["primary"]
     assert all("holm_jk" in r and "p_drop" in r and "spearman_diff" in r for r in fam)
     assert "graph − gigpo[state]" in capsys.readouterr().out
+    # a run that stopped before its report: the whole report from its rows, the notes in the setup
+    full = tmp_path / "full.md"
+    assert main(["--recompute", str(path), "--report-into", str(full), "--boot", "100", "--note", "stopped at 3 of 9"]) == 0
+    text = full.read_text()
+    for part in ("Machine:", "- stopped at 3 of 9", "## Cells", "## Primary family", "## Robustness of the primary family",
+                 "## Groups needed", "## Accuracy per estimator"):
+        assert part in text, part
+    assert "--note …" in text and "stopped at 3 of 9`" not in text
