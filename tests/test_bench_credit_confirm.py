@@ -133,3 +133,32 @@ def test_lead_section_goes_first_and_is_replaced_in_place(tmp_path):
     text = md.read_text()
     assert text.startswith("<!-- preregistered:start -->\nsecond answer\n<!-- preregistered:end -->")
     assert "first answer" not in text and text.count("preregistered:start") == 1 and "old report" in text
+
+
+def test_robustness_into_an_older_report_from_its_rows(tmp_path, capsys):
+    """Issue 41.4: --recompute ROWS --robustness-into MD adds the lenses and the groups needed at the observed
+    effects to a report written before they existed, leaving its other sections as they were."""
+    cols, truth, rng = _cols(24, 3)
+    rows = [{k: (v[i].item() if hasattr(v[i], "item") else v[i]) for k, v in cols.items()} for i in range(len(truth))]
+    for i, r in enumerate(rows):
+        r["adv:graph"] = float(truth[i] + rng.normal(scale=0.5))
+        r["adv:gigpo[state]"] = float(truth[i] + rng.normal(scale=2.0))
+        r["adv:grpo"] = float(rng.normal())
+    path = S.save_rows(tmp_path / "rows.parquet", rows)
+    md = tmp_path / "old.md"
+    md.write_text("<!-- setup:start -->\nold setup\n<!-- setup:end -->\n")
+    assert main(["--recompute", str(path), "--robustness-into", str(md), "--boot", "100"]) == 0
+    text = md.read_text()
+    assert "old setup" in text and "## Robustness of the primary family" in text and "load" in text
+    assert "## Groups needed at the effects this run observed" in text
+    fam = S.recompute(path, boot=100)["primary"]
+    assert all("holm_jk" in r and "p_drop" in r and "spearman_diff" in r for r in fam)
+    assert "graph − gigpo[state]" in capsys.readouterr().out
+    # a run that stopped before its report: the whole report from its rows, the notes in the setup
+    full = tmp_path / "full.md"
+    assert main(["--recompute", str(path), "--report-into", str(full), "--boot", "100", "--note", "stopped at 3 of 9"]) == 0
+    text = full.read_text()
+    for part in ("Machine:", "- stopped at 3 of 9", "## Cells", "## Primary family", "## Robustness of the primary family",
+                 "## Groups needed", "## Accuracy per estimator"):
+        assert part in text, part
+    assert "--note …" in text and "stopped at 3 of 9`" not in text

@@ -54,6 +54,11 @@ def test_quick_run_writes_the_report(tmp_path, monkeypatch):
     assert all(p["holm"] in ("a", "b", "tie") and 0.0 <= float(p["p"]) <= 1.0 for p in pairs)
     assert {int(p["family"]) for p in pairs} == {len(pairs)}
     assert sum(p["holm"] != "tie" for p in pairs) <= sum(p["verdict"] != "tie" for p in pairs)
+    # issue 41.4: every comparison under the robustness lenses, each Holm-corrected over the same family
+    for p in pairs:
+        assert float(p["se_jk"]) >= 0 and 0.0 <= float(p["p_jk"]) <= 1.0 and -2 <= float(p["spearman_diff"]) <= 2
+        assert {p["holm_jk"], p["holm_drop"], p["holm_spearman"]} <= {"a", "b", "tie"}
+        assert p["robust"] == str(p["holm_jk"] == p["holm_drop"] == p["holm_spearman"] == p["holm"])
     info = list(csv.DictReader(open(tmp_path / "credit_real_info.csv")))
     assert all(int(i["mc_env_steps"]) > 0 for i in info)
     # the best-action figures have pairs to compare (issue 22: "how often history changes the best action")
@@ -65,7 +70,7 @@ def test_quick_run_writes_the_report(tmp_path, monkeypatch):
     md = (tmp_path / "credit_real.md").read_text()
     for part in ("## Predictions", "## Sanity", "## alfworld-gen / eps-expert(0.3)", "## What explains them",
                  "## Tallies (Holm-corrected)", "| Holm |", "wall time", "CPU time", "load",
-                 "same obs, other state: best differs"):
+                 "same obs, other state: best differs", "## Robustness of the verdicts", "SE bootstrap / jackknife"):
         assert part in md
     assert "no correction for the number of comparisons" not in md
     # a hand-written findings section survives a rerun of the report

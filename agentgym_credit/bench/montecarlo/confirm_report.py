@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from agentgym_credit.bench.montecarlo import confirm_stats as S
+from agentgym_credit.bench.montecarlo.paired import robust_md
 from agentgym_credit.bench.stats import report as R
 
 
@@ -29,6 +30,17 @@ def _p(p: float) -> str:
 
 def _verdict(r: dict[str, Any]) -> str:
     return {"a": f"{r['a']} wins", "b": f"{r['b']} wins"}.get(r.get("holm", "tie"), "tie")
+
+
+ROBUST_NOTE = ("Each primary comparison again under three other lenses "
+               "(`agentgym_credit.bench.montecarlo.paired.robustness`): the leave-one-group-out jackknife SE beside the "
+               "group bootstrap's; the largest change of r(a) − r(b) when one scored row is dropped, and the comparison "
+               "recomputed without the row that moves it most toward 0; Spearman beside Pearson. Holm over the same "
+               "family for each lens.")
+
+
+def _cell(r: dict[str, Any]) -> str:
+    return str(r["env"])
 
 
 def primary_table(fam: list[dict[str, Any]], plan: dict[tuple[str, str, str], dict[str, Any]] | None = None) -> str:
@@ -74,11 +86,11 @@ def precision_md(prec: list[dict[str, Any]]) -> str:
                              "r(CRN, strata)"], body)
 
 
-def power_md(plan: list[dict[str, Any]]) -> str:
+def power_md(plan: list[dict[str, Any]], what: str = "exploration") -> str:
     body = [[p["env"], f"{p['a']} − {p['b']}", f"{p['effect']:+.3f}", f"{p['se1']:.3f}", str(p["groups_explored"]),
              str(p["groups_needed"]), str(p["groups_needed_last_step"])] for p in plan]
-    return R.markdown_table(["env", "comparison", "exploration effect", "SE × sqrt(G)", "groups explored",
-                             "groups for 80% power at 0.05/8", "… at 0.05 (Holm's last step)"], body)
+    return R.markdown_table(["env", "comparison", f"{what} effect", "SE × sqrt(G)", "groups explored" if what == "exploration" else "groups run",
+                             "groups for 80% power at Holm's first step (0.05/family)", "… at 0.05 (Holm's last step)"], body)
 
 
 def recompute_text(res: dict[str, Any], cols: dict[str, np.ndarray]) -> str:
@@ -87,6 +99,7 @@ def recompute_text(res: dict[str, Any], cols: dict[str, np.ndarray]) -> str:
              "Primary family (Holm over the comparisons below):", primary_table(res["primary"])]
     if res["dropped"]:
         parts += ["", "Dropped as identical by construction: " + "; ".join(res["dropped"])]
+    parts += ["", "Robustness of the primary family:", robust_md(res["primary"], _cell)]
     parts += ["", "Accuracy per estimator:", accuracy_table(res["estimators"])]
     prec = S.precision_table(cols)
     if prec:
@@ -123,8 +136,12 @@ def write_report(cfg: Any, res: dict[str, Any], command: str) -> Path:
         f"- wall time {res['seconds']:.0f} s on the {cfg.backend} backend × {cfg.workers} workers",
         f"- N = {cfg.n} rollouts per group; rows per group {cfg.rows_per_group}; truth: CRN, K = {cfg.k} "
         f"(antithetic pairs) + a second stage of {cfg.extra:g}× the first stage's steps",
-        "- behaviour policy (a documented stand-in for an agent in training, not a learned policy): "
+        ("- behaviour policy (sees the observation text, the task text and the step count only: "
+         "`agentgym_credit.truth.text_only`; fixed weights, not learned): " if cfg.stage == "textonly" else
+         "- behaviour policy (a documented stand-in for an agent in training, not a learned policy): ")
         + "; ".join(f"{k}: `{v}`" for k, v in res["policies"].items()),
+        *([f"- groups left out as a pilot (run before the predictions): the first {cfg.start} of each env"]
+          if getattr(cfg, "start", None) else []),
         f"- rows file: `{cfg.rows_path}`; every table below: `agentgym-credit bench credit_confirm --recompute "
         f"{cfg.rows_path}`",
     ])
@@ -133,6 +150,7 @@ def write_report(cfg: Any, res: dict[str, Any], command: str) -> Path:
     R.write_section(md, "cells", "## Cells\n\n" + cells_table(cols))
     R.write_section(md, "primary", "## Primary family\n\n" + primary_table(rec["primary"])
                     + ("\n\nDropped as identical by construction: " + "; ".join(rec["dropped"]) if rec["dropped"] else ""))
+    write_robustness(md, rec["primary"])
     R.write_section(md, "accuracy", "## Accuracy per estimator\n\n" + accuracy_table(rec["estimators"]))
     prec = S.precision_table(cols)
     if prec:
@@ -140,12 +158,51 @@ def write_report(cfg: Any, res: dict[str, Any], command: str) -> Path:
     if cfg.stage == "explore":
         plan = S.power_plan(rec["primary"], family=8)
         R.write_section(md, "power", "## Power plan (from this exploration)\n\n" + power_md(plan))
-    else:
+    elif cfg.stage == "confirm":
         explore = cfg.out / "credit_confirm_explore_rows.parquet"
         plan = {(p["env"], p["a"], p["b"]): p for p in S.power_plan(S.recompute(explore)["primary"], family=8)} \
             if explore.exists() else None
         lead(cfg.out / "credit_real.md", "preregistered", lead_text(cfg, res, rec, plan, command))
     return md
+
+
+def write_robustness(md: Path, primary: list[dict[str, Any]], command: str | None = None) -> Path:
+    """The ``robustness`` section of report ``md``: the primary family under every lens (``command``, when
+    given, is the recomputation that wrote it: a report made before the lenses existed gets them from its rows;
+    it then also writes ``power_observed``, the groups a rerun needs at the effects the rows show)."""
+    import os
+
+    how = (f"\n\nWritten from the saved rows by `{command}` (load {os.getloadavg()[0]:.1f}; machine: "
+           + ", ".join(f"{k} `{v}`" for k, v in R.machine_info().items())
+           + "); the rest of this report is from its run.") if command else ""
+    R.write_section(md, "robustness", "## Robustness of the primary family\n\n" + ROBUST_NOTE + how
+                    + "\n\n" + robust_md(primary, _cell))
+    if command:
+        R.write_section(md, "power_observed", "## Groups needed at the effects this run observed\n\n"
+                        "The power plan of `confirm_stats.power_plan` fed with this run's own effects and one-group SEs "
+                        f"(family of {len(primary)}): how many groups a rerun needs for 80% power if these effects are "
+                        "the true ones (a plan for the next run, not a test of this one).\n\n"
+                        + power_md(S.power_plan(primary, family=len(primary)), "observed"))
+    return md
+
+
+def write_from_rows(md: Path, paths: Any, rec: dict[str, Any], command: str, notes: Any = ()) -> Path:
+    """A whole report from saved rows alone (``rec``: :func:`~.confirm_stats.recompute` of ``paths``), for a run
+    that stopped before writing its own: setup (``command``, machine, load, ``notes``), cells, the primary family,
+    its robustness, the groups needed at the observed effects, accuracy per estimator."""
+    import os
+
+    cols = S.load_rows(paths)
+    md.parent.mkdir(parents=True, exist_ok=True)
+    R.write_section(md, "setup", "\n".join([
+        f"# credit_confirm from saved rows: {', '.join(rec['cells'])}", "", R.machine_lines(command),
+        f"- load (1-min average) when this report was written: {os.getloadavg()[0]:.1f} (2 cores shared)",
+        *(f"- {n}" for n in notes)]))
+    R.write_section(md, "cells", "## Cells\n\n" + cells_table(cols))
+    R.write_section(md, "primary", "## Primary family\n\n" + primary_table(rec["primary"])
+                    + ("\n\nDropped as identical by construction: " + "; ".join(rec["dropped"]) if rec["dropped"] else ""))
+    write_robustness(md, rec["primary"], command)
+    return R.write_section(md, "accuracy", "## Accuracy per estimator\n\n" + accuracy_table(rec["estimators"]))
 
 
 def write_synthetic(md: Path, rows: list[dict[str, Any]], command: str, seconds: float) -> Path:
@@ -206,5 +263,5 @@ def lead(path: Path, name: str, body: str) -> Path:
     return R.write_section(path, name, body)
 
 
-__all__ = ["primary_table", "accuracy_table", "cells_table", "precision_md", "power_md", "recompute_text",
+__all__ = ["write_from_rows", "write_robustness", "primary_table", "accuracy_table", "cells_table", "precision_md", "power_md", "recompute_text",
            "write_report", "write_synthetic", "lead_text", "lead"]

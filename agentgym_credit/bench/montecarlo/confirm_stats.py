@@ -8,7 +8,9 @@ What lives here:
   (:class:`~agentgym_credit.errors.CreditError` subclass :class:`RowsFileError` on a bad file);
 - :func:`accuracy_table` — Pearson r of every estimator with the truth per cell (group-bootstrap interval);
 - :func:`primary_family` — the primary comparisons with Holm over the family, each p on G − 1 degrees of
-  freedom and against the normal; comparisons identical by construction removed first (:func:`dedupe`);
+  freedom and against the normal; comparisons identical by construction removed first (:func:`dedupe`); each
+  also under the robustness lenses of :func:`~agentgym_credit.bench.montecarlo.paired.robustness` (jackknife
+  SE, drop-one-row influence, Spearman), Holm-corrected per lens;
 - :func:`precision_table` — the common-random-numbers truth's precision per env step against the
   independent strata's on the same rows (when the rows carry both);
 - :func:`power_plan` — groups per cell for 80% power at the Holm thresholds from an exploration's effects;
@@ -34,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgym_credit.bench.montecarlo.credit_real import holm_family, paired_difference
+from agentgym_credit.bench.montecarlo.paired import holm_family, holm_robust, paired_difference, robustness
 from agentgym_credit.errors import CreditError
 
 PRIMARY: tuple[tuple[str, str], ...] = (
@@ -154,10 +156,14 @@ def primary_family(cols: dict[str, np.ndarray], pairs: Sequence[tuple[str, str]]
     out = []
     for c in comps:
         m = cols["cell"] == c["cell"]
-        out.append({**c, "env": str(cols["env"][m][0]),
-                    **paired_difference(cols[ADV + c["a"]][m], cols[ADV + c["b"]][m], cols["truth"][m],
-                                        cols["group"][m], boot=boot)})
-    holm_family(out, alpha)
+        args = (cols[ADV + c["a"]][m], cols[ADV + c["b"]][m], cols["truth"][m], cols["group"][m])
+        rec = {**c, "env": str(cols["env"][m][0]), **paired_difference(*args, boot=boot),
+               **robustness(*args, boot=boot)}
+        for k in ("drop_row", "drop_max_at"):  # positions in the cell -> the rows file's (group, row)
+            i = rec[k]
+            rec[k] = f"group {cols['group'][m][i]} row {cols['row'][m][i]}" if i >= 0 else "–"
+        out.append(rec)
+    holm_robust(holm_family(out, alpha), alpha)
     for i, r in enumerate(sorted(out, key=lambda r: r["p"])):  # Holm's threshold at each one's rank
         r["holm_threshold"] = alpha / (len(out) - i)
     return out, dropped

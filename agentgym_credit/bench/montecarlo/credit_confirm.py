@@ -41,7 +41,8 @@ from agentgym_credit.credit import advantages, step_returns
 from agentgym_credit.credit.steps import StepArrays
 from agentgym_credit.truth.crn import CRNConfig, estimate_crn
 from agentgym_credit.truth.montecarlo import MCConfig, estimate
-from agentgym_credit.truth.policies import RolloutPolicy, TraineeStandIn
+from agentgym_credit.truth.policies import RolloutPolicy, SnapshotPolicy, TraineeStandIn
+from agentgym_credit.truth.text_only import TEXT_ONLY
 from agentgym_credit.wrappers.collector import GroupedRolloutCollector
 
 TRAINEE: dict[str, TraineeStandIn] = {
@@ -58,12 +59,26 @@ class Stage:
 
     seed: int
     tasks: dict[str, tuple[int, ...]]
+    policy: str = "trainee"  # "trainee" (:data:`TRAINEE`) or "text-only" (:data:`TEXT_ONLY_POLICY`)
 
 
 STAGES: dict[str, Stage] = {
     "explore": Stage(0, {"alfworld-gen": tuple(range(12)), "webshop": tuple(range(64))}),
     "confirm": Stage(1, {"alfworld-gen": tuple(range(100, 400)), "webshop": tuple(range(200, 500))}),
+    "textonly": Stage(2, {"alfworld-dev": tuple(range(24)), "webshop": tuple(range(24, 500))}, "text-only"),
 }
+"""``textonly`` (issue 41.4): a behaviour policy that sees text only, on the real ALFWorld dev games and the
+WebShop train goals its weights were not set on (goals 0-23 were)."""
+
+TEXT_ONLY_POLICY: dict[str, str] = {"alfworld": "text-scorer-alfworld", "webshop": "text-scorer-webshop"}
+"""The text-only behaviour policy per env family (:data:`~agentgym_credit.truth.text_only.TEXT_ONLY`)."""
+
+
+def behaviour(stage: Stage, env_name: str) -> SnapshotPolicy:
+    """The stage's behaviour policy on ``env_name``."""
+    if stage.policy == "text-only":
+        return TEXT_ONLY[TEXT_ONLY_POLICY[family(env_name)]]
+    return TRAINEE[family(env_name)]
 
 
 def estimators(gamma: float) -> dict[str, Callable[[StepArrays], np.ndarray]]:
@@ -81,9 +96,10 @@ class ConfirmConfig:
 
     stage: str = "confirm"
     envs: tuple[str, ...] = ("alfworld-gen", "webshop")
-    groups: dict[str, int] = field(default_factory=lambda: {"alfworld-gen": 80, "webshop": 90})
-    rows_per_group: dict[str, int] = field(default_factory=lambda: {"alfworld-gen": 2, "webshop": 4})
-    chunk: dict[str, int] = field(default_factory=lambda: {"alfworld-gen": 4, "webshop": 15})
+    groups: dict[str, int] = field(default_factory=lambda: {"alfworld-gen": 80, "alfworld-dev": 100, "webshop": 90})
+    rows_per_group: dict[str, int] = field(default_factory=lambda: {"alfworld-gen": 2, "alfworld-dev": 2, "webshop": 4})
+    chunk: dict[str, int] = field(default_factory=lambda: {"alfworld-gen": 4, "alfworld-dev": 4, "webshop": 15})
+    start: dict[str, int] = field(default_factory=dict)  # first group index per env (a pilot's groups left out)
     n: int = 8
     k: int = 8
     extra: float = 1.0
@@ -129,7 +145,7 @@ def run_chunk(cfg: ConfirmConfig, env_name: str, first: int, count: int) -> tupl
     """Groups ``first .. first + count − 1`` of ``env_name``: collect, truth, every estimator; the rows and
     the chunk's costs."""
     env, stage = ENVS[env_name], STAGES[cfg.stage]
-    pol = TRAINEE[family(env_name)]
+    pol = behaviour(stage, env_name)
     tasks = [stage.tasks[env_name][g % len(stage.tasks[env_name])] for g in range(first, first + count)]
     seeds = group_seeds(stage.seed, first + count)[first:]
     t0 = time.perf_counter()
@@ -188,14 +204,14 @@ def run(cfg: ConfirmConfig) -> dict[str, Any]:
     t0 = time.time()
     load0 = os.getloadavg()[0]
     for e in cfg.envs:
-        total, step = cfg.groups[e], cfg.chunk.get(e, 4)
+        total, step, first = cfg.groups[e], cfg.chunk.get(e, 4), cfg.start.get(e, 0)
         done = 0
         while done < total:
             if cfg.deadline is not None and time.time() > cfg.deadline:
                 _log(cfg, f"{e}: deadline reached after {done} of {total} groups")
                 break
             count = min(step, total - done)
-            r, info = run_chunk(cfg, e, done, count)
+            r, info = run_chunk(cfg, e, first + done, count)
             rows += r
             infos.append(info)
             done += count
@@ -205,7 +221,7 @@ def run(cfg: ConfirmConfig) -> dict[str, Any]:
                  f"ETA {per * (total - done) / 60:.1f} min; success {info['success']:.2f}, "
                  f"mixed groups {info['mixed_groups']}/{count}")
     return {"rows": rows, "chunks": infos, "seconds": time.time() - t0, "load": (load0, os.getloadavg()[0]),
-            "policies": {k: repr(v) for k, v in TRAINEE.items()}}
+            "policies": {e: repr(behaviour(STAGES[cfg.stage], e)) for e in cfg.envs}}
 
 
 def synthetic_check(rows: int = 300, seed: int = 0) -> list[dict[str, Any]]:
@@ -254,6 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--envs", nargs="+", default=None)
     p.add_argument("--groups", nargs="+", default=None, metavar="ENV=G", help="groups per env, e.g. webshop=90")
     p.add_argument("--rows-per-group", nargs="+", default=None, metavar="ENV=R")
+    p.add_argument("--start", nargs="+", default=None, metavar="ENV=G",
+                   help="first group index per env (leave out a pilot's groups 0..G-1)")
     p.add_argument("--compare-truth", action="store_true", help="also the independent-strata truth on the same rows")
     p.add_argument("--backend", choices=("sync", "subprocess", "ray"), default=None)
     p.add_argument("--workers", type=int, default=None)
@@ -261,6 +279,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=Path("benchmarks/montecarlo"))
     p.add_argument("--recompute", nargs="+", type=Path, default=None, metavar="ROWS",
                    help="print every table and p-value from saved rows file(s) alone, run nothing")
+    p.add_argument("--robustness-into", type=Path, default=None, metavar="MD",
+                   help="with --recompute: also write the primary family's robustness section and the groups "
+                   "needed at its observed effects into report MD")
+    p.add_argument("--report-into", type=Path, default=None, metavar="MD",
+                   help="with --recompute: write a whole report from the rows alone (a run that stopped before its "
+                   "report: setup with --note, cells, primary family, robustness, observed-effect power, accuracy)")
+    p.add_argument("--note", nargs="*", default=(), help="setup lines of --report-into (what ran, what was cut)")
     p.add_argument("--synthetic-check", action="store_true", help="only the two truths against the exact oracle "
                    "on synthetic tasks (coverage, precision per env step): credit_truth_precision.md")
     p.add_argument("--boot", type=int, default=400, help="bootstrap replicates of the comparisons")
@@ -291,6 +316,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 2
         print(CR.recompute_text(res, S.load_rows(args.recompute)))
+        if args.report_into is not None:
+            shown = argv[:argv.index("--note")] + ["--note", "…"] if "--note" in argv else argv  # notes: in the setup
+            CR.write_from_rows(args.report_into, args.recompute, res, "agentgym-credit bench credit_confirm "
+                               + " ".join(shown), args.note)
+        elif args.robustness_into is not None:
+            CR.write_robustness(args.robustness_into, res["primary"],
+                                "agentgym-credit bench credit_confirm " + " ".join(argv))
         return 0
     if args.synthetic_check:
         t0 = time.time()
@@ -305,6 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cfg.envs = tuple(args.envs)
         cfg.groups.update(_pairs(args.groups))
         cfg.rows_per_group.update(_pairs(args.rows_per_group))
+        cfg.start.update(_pairs(args.start))
         cfg.validate()
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -30,7 +30,6 @@ run's table, Holm's correction (:func:`holm_family`); the uncorrected verdict is
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -41,7 +40,14 @@ import numpy as np
 
 from agentgym_credit.bench.exact.credit_signals import mixed_share, obs_keyed
 from agentgym_credit.bench.montecarlo.config import ENVS, POLICIES, EnvSpec, RealConfig, dev_available
-from agentgym_credit.bench.stats import metrics as M
+from agentgym_credit.bench.montecarlo.paired import (
+    _BOOT,
+    PAIRS,
+    holm_family,
+    holm_robust,
+    paired_difference,
+    robustness,
+)
 from agentgym_credit.credit import ESTIMATORS, advantages, estimator_options, gigpo_step, step_returns
 from agentgym_credit.credit.steps import StepArrays
 from agentgym_credit.truth.montecarlo import MCConfig, StepTruth, action_values, estimate, require_snapshots
@@ -300,73 +306,6 @@ def _metrics(est: np.ndarray, raw: np.ndarray, truth: StepTruth, ret: np.ndarray
     return out
 
 
-_BOOT = [400]
-
-PAIRS: tuple[tuple[str, str], ...] = (
-    ("gigpo[state]·A^S", "grpo"),
-    ("gigpo[state]", "grpo"),
-    ("gigpo[obs]", "gigpo[state]"),
-    ("gigpo[sim≥0.95 difflib]", "gigpo[obs]"),
-    ("hgpo·A^H", "gigpo[state]·A^S"),
-    ("hgpo", "gigpo[state]"),
-    ("graph", "gigpo[state]"),
-    ("graphgpo", "gigpo[obs]"),
-    ("gagpo", "gigpo[state]"),
-)
-"""Paired comparisons the findings rest on: Pearson r(a) − r(b) on the same rows and bootstrap resamples."""
-
-
-def paired_difference(a: np.ndarray, b: np.ndarray, truth: np.ndarray, clusters: np.ndarray,
-                      boot: int | None = None) -> dict[str, Any]:
-    """r(a, truth) − r(b, truth) with a 95% paired group-bootstrap interval (percentile) and a p-value.
-
-    ``verdict`` (uncorrected) is "a" / "b" when the percentile interval excludes 0 (that estimator is the
-    more accurate), else "tie". ``se`` is the standard deviation of the bootstrap replicates and ``p``
-    the two-sided p-value of ``diff`` = 0 from ``t = diff / se`` against a Student-t with G − 1 degrees
-    of freedom (G = rollout groups, the bootstrap's clusters; :func:`~agentgym_credit.bench.stats.metrics.
-    p_from_interval`): a normal approximation from the bootstrap SE, made conservative for few clusters
-    (with 8 groups, p < 0.05 needs |t| > 2.36, where the percentile interval excludes 0 near |t| > 1.96).
-    A p-value resolves far below 1/B, which a count of bootstrap replicates on one side of 0 cannot
-    (Holm over ~100 comparisons asks p < 0.0005). ``se`` = 0 (equal inputs) gives p = 1 when ``diff``
-    is 0. ``p_normal`` is the same t against the standard normal (the reference a large G tends to).
-    ``boot`` replicates (default: the run's ``bootstrap``). :func:`holm_family` corrects a family of these.
-    """
-
-    @np.errstate(invalid="ignore", divide="ignore")
-    def r(e: np.ndarray, t: np.ndarray) -> float:
-        x = float(np.corrcoef(e, t)[0, 1]) if len(t) > 2 and e.std() > 1e-12 and t.std() > 1e-12 else 0.0
-        return x if math.isfinite(x) else 0.0  # no spread left once rounded (float32 estimates): no correlation
-
-    a, b, truth = (np.asarray(x, dtype=np.float64) for x in (a, b, truth))
-    d = r(a, truth) - r(b, truth)
-    gids = np.unique(clusters)
-    members = [np.flatnonzero(clusters == g) for g in gids]
-    rng = np.random.default_rng(321)
-    reps = []
-    for _ in range(_BOOT[0] if boot is None else int(boot)):
-        ix = np.concatenate([members[p] for p in rng.integers(len(gids), size=len(gids))])
-        reps.append(r(a[ix], truth[ix]) - r(b[ix], truth[ix]))
-    lo, hi = np.percentile(reps, [2.5, 97.5])
-    se = float(np.std(reps, ddof=1)) if len(reps) > 1 else float("nan")
-    df = len(gids) - 1
-    p = M.p_from_interval(d, M.t_quantile_975(df) * se, df) if df >= 1 and math.isfinite(se) else float("nan")
-    p_norm = math.erfc(abs(d / se) / math.sqrt(2)) if math.isfinite(se) and se > 0 else (1.0 if d == 0 else 0.0)
-    return {"diff": d, "diff_lo": float(lo), "diff_hi": float(hi), "se": se, "groups": len(gids), "p": p,
-            "p_normal": p_norm, "verdict": "a" if lo > 0 else "b" if hi < 0 else "tie"}
-
-
-def holm_family(pairs: list[dict[str, Any]], alpha: float = 0.05) -> list[dict[str, Any]]:
-    """Holm's step-down correction (family-wise error <= ``alpha``) over every comparison in ``pairs``
-    (:func:`~agentgym_credit.bench.stats.metrics.holm_verdicts`): each gets ``holm`` ("a" / "b" / "tie") and
-    ``family`` (the number of comparisons corrected over). ``verdict`` (uncorrected) is kept."""
-    v = M.holm_verdicts([p["diff"] for p in pairs], [p["p"] for p in pairs], alpha)
-    m = sum(1 for p in pairs if math.isfinite(p["p"]))
-    for p, x in zip(pairs, v):
-        p["holm"] = {"win": "a", "loss": "b"}.get(x, "tie")
-        p["family"] = m
-    return pairs
-
-
 def _tree_rows(tree_batch: Any, batch: Any, rows: np.ndarray) -> np.ndarray:
     """The tree batch's row of each scored row (same group, copy, t; roots only); -1 if absent."""
     tb = tree_batch
@@ -432,7 +371,8 @@ def run_cell(cfg: RealConfig, env: EnvSpec, pol_name: str) -> dict[str, Any]:
         for a, b in PAIRS:
             if a in ests and b in ests:
                 pairs.append({"env": env.name, "policy": pol_name, "N": n, "a": a, "b": b,
-                              **paired_difference(ests[a], ests[b], truth.adv, clusters)})
+                              **paired_difference(ests[a], ests[b], truth.adv, clusters),
+                              **robustness(ests[a], ests[b], truth.adv, clusters)})
         with GroupedRolloutCollector(env.factory, group_size=n, **{**mk, "backend": "sync"}) as tcol:
             tb = tcol.collect(rp, tasks=tasks, seeds=seeds,
                               branch=BranchConfig(budget_trajectories=n / 2, rule="uniform", gamma=cfg.gamma,
@@ -542,7 +482,7 @@ def run(cfg: RealConfig) -> dict[str, Any]:
             for k in ("results", "describe", "pairs", "best_pairs"):
                 res[k] += cell[k]
             res["info"].append(cell["info"])
-    holm_family(res["pairs"])
+    holm_robust(holm_family(res["pairs"]))
     res["seconds"] = time.perf_counter() - t0
     res["cpu_seconds"] = cpu_seconds() - c0
     res["load"] = (load0, os.getloadavg()[0])

@@ -6,7 +6,8 @@
 - :func:`write_report`: ``credit_real.csv`` (one row per env, policy, N, estimator),
   ``credit_real_describe.csv``, ``credit_real_info.csv``, ``credit_real_synthetic.csv``,
   ``credit_real_pairs.csv`` (p-values, uncorrected and Holm verdicts), ``credit_real_best_pairs.csv``,
-  ``credit_real_pearson.png``, and the generated sections of ``credit_real.md`` (a ``findings``
+  ``credit_real_pearson.png``, and the generated sections (with every comparison's robustness:
+  :func:`~agentgym_credit.bench.montecarlo.paired.robust_md`) of ``credit_real.md`` (a ``findings``
   section written by hand is left as it is); ``--scale 2`` names them ``credit_real_x2*``;
 - :func:`tallies`: wins/losses per comparison and env family, Holm-corrected over the run's family;
 - :func:`config_from_args` and :func:`finish`: the command line's options and its output; the entry point
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_credit.bench.montecarlo.config import ENVS, POLICIES, RealConfig
+from agentgym_credit.bench.montecarlo.paired import robust_md
 from agentgym_credit.bench.stats import report as R
 
 PREDICTIONS = """\
@@ -254,6 +256,11 @@ def write_report(cfg: RealConfig, res: dict[str, Any], out: Path, stem: str = "c
                          "replicates and a Student-t with G − 1 degrees of freedom (G = rollout groups: 8 or 16 on "
                          "ALFWorld, 24 or 48 on WebShop). \"uncorrected\" is the percentile interval's own verdict. "
                          "ALFWorld's two game sets are tallied together (`alfworld`).\n\n" + _tallies(res["pairs"])))
+        sections.append(("robustness", "## Robustness of the verdicts\n\nEvery paired comparison again under three "
+                         "other lenses (`agentgym_credit.bench.montecarlo.paired.robustness`): the leave-one-group-out "
+                         "jackknife SE beside the group bootstrap's; the largest change of r(a) − r(b) when one scored "
+                         "row is dropped, and the comparison recomputed without the row that moves it most toward 0; "
+                         "Spearman beside Pearson. Holm over the same family for each.\n\n" + robust_md(res["pairs"])))
         sections.append(("pairs", "## Paired comparisons\n\nPearson r(a) − r(b) on the same scored rows, 95% paired "
                          "group bootstrap (percentile); p and the Holm column as in the tallies above; a verdict "
                          "names the more accurate estimator (a or b).\n\n" + _pairs(res["pairs"])))
