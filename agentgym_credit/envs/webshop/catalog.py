@@ -206,8 +206,11 @@ def _family(rng: _Stream, pt: ProductType, hard: bool = False) -> list[dict[str,
             "attrs": list(attrs),
         }
         if kind == "attribute":
+            # multi-word ones where the pool allows: the description can then say which one it lacks
             spare = [a for a in pt.attributes if a not in attrs]
-            gone = ins[rng.integers(len(ins))]
+            spare = [a for a in spare if " " in a] or spare
+            pool = [a for a in ins if " " in a] or ins
+            gone = pool[rng.integers(len(pool))]
             if spare:
                 neg["attrs"][attrs.index(gone)] = neg["own_attr"] = spare[rng.integers(len(spare))]
             else:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-CONSTRAINT_RATE = 0.2
+CONSTRAINT_RATE = 0.15
 """Share of goals whose measured option (size, capacity) is asked as a bound when the product's list allows."""
 
 _UNITS: dict[str, tuple[str, float]] = {
@@ -83,9 +83,9 @@ def constraint_clause(rng: Any, name: str, values: list[str], goal: str) -> str 
         return None
     n = _fmt(shown)
     if at_least:
-        forms = (f"smallest {name} over {n} {unit}", f"the smallest {name} above {n} {unit}", f"smallest {name} past {n} {unit}")
+        forms = (f"smallest {name} over {n} {unit}", f"smallest {name} above {n} {unit}", f"smallest {name} past {n} {unit}")
     else:
-        forms = (f"largest {name} under {n} {unit}", f"the largest {name} below {n} {unit}", f"largest {name} short of {n} {unit}")
+        forms = (f"largest {name} under {n} {unit}", f"largest {name} below {n} {unit}", f"biggest {name} under {n} {unit}")
     return forms[rng.integers(len(forms))]
 
 
