@@ -63,7 +63,7 @@ def test_a_twin_misses_the_goal_attributes_it_lacks_under_the_original_rules(cat
 def test_twins_are_cheaper_and_price_negatives_sit_just_over_every_budget():
     specs = list(iter_raw(1200, seed=3))
     by_title = collections.defaultdict(list)
-    for item, att, _ in specs:
+    for item, _att, _ in specs:
         by_title[item["name"]].append(item)
     cheaper = over = 0
     for items in by_title.values():

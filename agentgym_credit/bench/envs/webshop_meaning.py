@@ -10,7 +10,13 @@ value that best fits the instruction by meaning), :func:`budget`, and the polici
   page choose per option group the value of :func:`option_choice`, then ``Buy Now``;
 * **meaning+compare**: as *meaning*, but open up to :data:`COMPARE` products of the best title score
   one after another (``< Prev`` back to the results) and buy the first whose price is in budget and
-  whose every asked option group has a confident match; the last one opened otherwise.
+  whose every asked option group has a confident match; the last one opened otherwise;
+* **meaning+description** (:class:`ReadingPolicy`, issue 45, generator v7): as *meaning+compare*, and it
+  opens the Description page of each candidate whose options fit and reads it (:func:`description_fit`:
+  which asked words a ``Not:``/``without`` part denies), within the 15-step budget.
+
+A size asked as a bound ("smallest size over 600 ml", :func:`bound`) is chosen by comparing every value
+(:func:`bound_choice`), in any unit the bound and the values share.
 
 How a value is read (generic rules any shop-bot author could write, none read from the generator):
 words every value of the group shares are ignored ("16 fl oz (pack of 2)" vs "8 fl oz (pack of 2)"
@@ -413,7 +419,6 @@ class ReadingPolicy:
                 memo["seen"][cur] = (-9, 0, _fit(env))
                 if self._left(env, memo) >= 1 + len(groups) + 1:
                     return "click[description]"
-            score = memo["seen"][cur]
             best = max(memo["seen"], key=memo["seen"].get)
             more = [a for a in memo["queue"] if a not in memo["seen"]]
             d, a = memo["words"].get(cur, ({""}, set()))
@@ -442,6 +447,11 @@ __all__ = [
     "COMPARE",
     "MEANING_SCRIPTS",
     "MeaningPolicy",
+    "ReadingPolicy",
+    "bound",
+    "bound_choice",
+    "description_fit",
+    "measures",
     "SHADES",
     "SYNONYMS",
     "TYPO_MIN",

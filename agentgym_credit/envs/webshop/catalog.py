@@ -15,7 +15,10 @@ How it is built, and why:
   (:data:`HARD_NEGATIVE_KINDS`: one of the base goal's attributes swapped, the goal's value of one
   option missing, a price above any budget of the base's goal), in random catalog order. Each
   member's goal asks for what sets it apart, so the right product needs a look at the item page,
-  and the full score needs the right options.
+  and the full score needs the right options. Generator v7 (issue 45) adds 4-6 *description twins* per
+  family (:data:`DESCRIPTION_TWINS`: cheaper copies whose asked attributes only the Description page
+  states, with the same search words), puts price negatives just above the highest budget, and asks some
+  measured options as a bound (:mod:`.constraints`: "smallest size over 600 ml").
 * The text of a product mentions its own attributes only, and never its option values, so a
   wrong product or a wrong option costs reward exactly as the reward rules say. All members of a
   family share one title (half the families name one attribute in it, :data:`TITLE_ATTRIBUTE`), and
@@ -41,13 +44,13 @@ from typing import Any
 
 import numpy as np
 
+from agentgym_credit.envs.webshop.constraints import CONSTRAINT_RATE, constrainable, constraint_clause
 from agentgym_credit.envs.webshop.data import (
     WebShopCatalog,
     process_item,
     product_prices,
     synthetic_goals,
 )
-from agentgym_credit.envs.webshop.constraints import CONSTRAINT_RATE, constrainable, constraint_clause
 from agentgym_credit.envs.webshop.instructions import instruction_sentence
 from agentgym_credit.envs.webshop.vendor import vendor_values
 from agentgym_credit.envs.webshop.vocabulary import (
@@ -443,10 +446,14 @@ def generate_catalog(num_products: int = 1000, seed: int = 0, hard: bool = False
 
 
 __all__ = [
+    "ATTRIBUTE_COUNTS",
+    "DESCRIPTION_TWINS",
+    "FAMILY_ATTRIBUTES",
     "GENERATOR_VERSION",
     "HARD_NEGATIVE_KINDS",
     "HARD_TYPE_STEP",
     "MAX_PRODUCTS",
+    "NEGATIVE_SHARES",
     "OMISSION",
     "PRODUCT_TYPES",
     "TITLE_ATTRIBUTE",
