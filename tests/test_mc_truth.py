@@ -311,7 +311,7 @@ def test_truth_runs_on_the_collectors_worker_backends(backend, workers):
 def test_trainee_stand_in_depends_on_history_and_mixes_success():
     """Issue 32.4: the stand-in for an agent in training reads its window of recent states (the same state
     with another history can get another distribution), succeeds in some rollouts of a group and not in
-    others (30-70% overall on WebShop), and is a function of the snapshot (the truth's replay check passes)."""
+    others (25-70% overall on WebShop), and is a function of the snapshot (the truth's replay check passes)."""
     from agentgym_credit.truth import TraineeStandIn
     from agentgym_credit.truth.experts import WebShopExpertFactory
 
@@ -330,7 +330,7 @@ def test_trainee_stand_in_depends_on_history_and_mixes_success():
     try:
         batch = col.collect(RolloutPolicy(pol, seed=0), tasks=list(range(24)), seeds=list(range(100, 124)))
         won = batch.traj.won.reshape(24, 4)
-        assert 0.3 <= won.mean() <= 0.7, won.mean()
+        assert 0.25 <= won.mean() <= 0.7, won.mean()  # 0.29 on WebShop generator v7 (issue 45: more look-alikes)
         assert np.mean((won.sum(1) > 0) & (won.sum(1) < 4)) >= 0.3  # mixed groups
         truth = estimate_crn(col.backend, batch, np.arange(0, len(batch), 25), pol, CRNConfig(k=4, gamma=0.95))
     finally:

@@ -7,6 +7,7 @@ import pytest
 pytest.importorskip("rapidfuzz")
 
 from agentgym_credit.bench.envs import webshop_difficulty as W  # noqa: E402
+from agentgym_credit.envs.webshop.catalog import GENERATOR_VERSION  # noqa: E402
 
 
 def test_small_run_orders_the_policies_and_writes_the_report(tmp_path):
@@ -15,7 +16,7 @@ def test_small_run_orders_the_policies_and_writes_the_report(tmp_path):
     text = out.read_text()
     assert "Command: `python -m agentgym_credit.bench.envs.webshop_difficulty --sizes 600" in text
     assert "load average" in text and "Goals:" in text and "rule success" in text
-    assert "| generated v6, sentence | 300 |" in text and "| human (the original's, sample) | 191 |" in text
+    assert f"| generated v{GENERATOR_VERSION}, sentence | 300 |" in text and "| human (the original's, sample) | 191 |" in text
     rows = {}
     for line in text.splitlines():
         cells = [c.strip() for c in line.split("|")]

@@ -10,7 +10,13 @@ value that best fits the instruction by meaning), :func:`budget`, and the polici
   page choose per option group the value of :func:`option_choice`, then ``Buy Now``;
 * **meaning+compare**: as *meaning*, but open up to :data:`COMPARE` products of the best title score
   one after another (``< Prev`` back to the results) and buy the first whose price is in budget and
-  whose every asked option group has a confident match; the last one opened otherwise.
+  whose every asked option group has a confident match; the last one opened otherwise;
+* **meaning+description** (:class:`ReadingPolicy`, issue 45, generator v7): as *meaning+compare*, and it
+  opens the Description page of each candidate whose options fit and reads it (:func:`description_fit`:
+  which asked words a ``Not:``/``without`` part denies), within the 15-step budget.
+
+A size asked as a bound ("smallest size over 600 ml", :func:`bound`) is chosen by comparing every value
+(:func:`bound_choice`), in any unit the bound and the values share.
 
 How a value is read (generic rules any shop-bot author could write, none read from the generator):
 words every value of the group shares are ignored ("16 fl oz (pack of 2)" vs "8 fl oz (pack of 2)"
@@ -77,7 +83,13 @@ _TO_BASE: dict[str, tuple[str, float]] = {
 }
 _QTY = re.compile(r"(pack of|case of) (\d+(?:\.\d+)?)|(\d+(?:\.\d+)?) ?(floz|ml|liter|quart|gallon|ounce|pound|kg|grams?|g|inch|feet|cm|mm|meters?|m|count|piece)\b")
 _PAREN = re.compile(r"\([^)]*\)")
-_BUDGET = re.compile(r"(?:less than|lower than|under|below|cheaper than|up to|at most|within|max(?:imum)?|budget(?: of)?)\s*\$?\s*(\d+(?:\.\d+)?)")
+_BUDGET = re.compile(r"(?:less than|lower than|under|below|cheaper than|up to|at most|within|max(?:imum)?|budget(?: of)?)"
+                     r"\s*(?:\$\s*(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s*(?:dollars?|usd|bucks)\b)")
+_BOUND = re.compile(r"\b(at least|no less than|from|big enough for|over|above|past|more than|"
+                    r"at most|no more than|up to|within|no bigger than|under|below|short of|less than)\s+"
+                    r"(\d+(?:\.\d+)?)\s?([a-z]+(?: of \d+)?)")
+_LOWER = frozenset(("at least", "no less than", "from", "big enough for", "over", "above", "past", "more than"))
+_RAW = re.compile(r"(\d+(?:\.\d+)?)\s?([a-z]+)")
 _STOP = frozenset(
     "a an and are as at be but by for from i if in into is it its me my of on or so that the this to "
     "want need looking find get buy please with some one which would like should can".split()
@@ -138,6 +150,9 @@ def option_choice(instruction: str, values: list[str]) -> tuple[str | None, floa
     Score of a value: the share of its distinctive words (not shared by every value of the group) found
     in the instruction (typo-tolerant), plus 1 when one of its quantities equals one of the
     instruction's in another unit. Ties go to the first value; ``(None, 0.0)`` without evidence."""
+    by_bound = bound_choice(instruction, values)
+    if by_bound is not None:
+        return by_bound, 1.5
     inst_words = meaning_tokens(instruction)
     inst_qty = quantities(instruction)
     toks = [meaning_tokens(v) for v in values]
@@ -158,7 +173,47 @@ def option_choice(instruction: str, values: list[str]) -> tuple[str | None, floa
 def budget(instruction: str) -> float | None:
     """The price ceiling the instruction states ("lower than 40.00 dollars", "under $40"), or None."""
     m = _BUDGET.search(instruction.lower().replace(",", ""))
-    return float(m.group(1)) if m else None
+    return float(m.group(1) or m.group(2)) if m else None
+
+
+def measures(text: str) -> set[tuple[str, float]]:
+    """:func:`quantities` of ``text`` plus every other "number word" pair as ``(word, number)`` ("32gb",
+    "20 bags", "3 tier"): quantities of a unit no table knows compare by the word."""
+    t = normalize(text)
+    out = quantities(t)
+    out |= {(w.rstrip("s"), float(x)) for x, w in _RAW.findall(t) if w not in ("of",)}
+    return out
+
+
+def bound(instruction: str) -> tuple[bool, set[tuple[str, float]]] | None:
+    """A size bound the instruction states ("the smallest size that is at least 600 ml", "no more than 10
+    inch"): ``(is_lower_bound, its measures)``, or None. Price clauses ("lower than 40 dollars") are not bounds."""
+    t = normalize(instruction)
+    for m in _BOUND.finditer(t):
+        if re.match(r"\s*(?:dollars?|usd|bucks)\b", t[m.end(2):]):
+            continue
+        ms = measures(f"{m.group(2)} {m.group(3)}")
+        if ms:
+            return m.group(1) in _LOWER, ms
+    return None
+
+
+def bound_choice(instruction: str, values: list[str]) -> str | None:
+    """The value of a group that the instruction's :func:`bound` names: the smallest value at least the bound
+    (or the largest at most it), compared in the first unit the bound and every value share."""
+    b = bound(instruction)
+    if b is None:
+        return None
+    lower, bms = b
+    vms = [measures(v) for v in values]
+    for unit, x in sorted(bms):
+        amounts = [next((a for u, a in ms if u == unit), None) for ms in vms]
+        if any(a is None for a in amounts):
+            continue
+        ok = [(a, v) for a, v in zip(amounts, values) if (a >= x * 0.995 if lower else a <= x * 1.005)]
+        if ok:
+            return (min(ok) if lower else max(ok))[1]
+    return None
 
 
 def _price(text: str) -> float:
@@ -283,9 +338,108 @@ class MeaningPolicy:
         return "click[< prev]"
 
 
+_NEGATION = re.compile(r"^(?:not|no|without|lacks?|excludes?)\b")
+
+
+def description_fit(instruction: str, text: str) -> tuple[set[str], set[str]]:
+    """``(words of the instruction the text denies, words it affirms)``: the text's sentences and ``:``-lists
+    are read one by one; a part that opens with a negation ("Not: loud-bass", "without ...") denies its
+    words, any other part affirms them (typo-tolerant, hyphens as spaces)."""
+    want = meaning_tokens(instruction)
+    denied, affirmed = set(), set()
+    for part in re.split(r"[.;]\s+|\.$", text.lower()):
+        head, _, body = part.partition(":")
+        neg = bool(_NEGATION.match(head.strip()))
+        words = meaning_tokens(body if neg else part)
+        hit = {w for w in want if len(w) > 2 and _word_in(w, words)}
+        (denied if neg else affirmed).update(hit)
+    return denied, affirmed - denied
+
+
+class ReadingPolicy:
+    """*meaning+description*: as *meaning+compare*, and on each candidate whose options fit it opens the
+    Description (two clicks) and reads it with :func:`description_fit`; it buys the first candidate whose
+    description denies nothing the instruction asks, and otherwise, when the step budget runs short, goes
+    back to the best candidate read (fewest denied words, then most affirmed, then option fit). Candidates:
+    the results within :data:`NEAR` of the best title score, in budget, in page order, at most ``compare``."""
+
+    def __init__(self, compare: int = 3, accept_words: int = 1):
+        self.compare, self.accept_words = int(compare), int(accept_words)
+        self._memo: dict[int, dict[str, Any]] = {}
+
+    def _left(self, env: Any, memo: dict[str, Any]) -> int:
+        return int(getattr(env, "max_steps", 15)) - memo["steps"]
+
+    def __call__(self, env: Any, info: dict[str, Any], rng: Any) -> str:
+        kind = env._page_kind
+        if kind == "search":
+            self._memo[id(env)] = {"queue": None, "seen": {}, "steps": 1, "target": None, "words": {}, "hits": set()}
+            return f"search[{env.goal['instruction_text']}]"
+        memo = self._memo.setdefault(id(env), {"queue": None, "seen": {}, "steps": 1, "target": None, "words": {}, "hits": set()})
+        memo["steps"] += 1
+        inst = env.goal["instruction_text"]
+        if kind == "results":
+            if memo["queue"] is None:
+                ranked = _ranked(env)
+                if not ranked:
+                    return "click[back to search]"
+                top = ranked[0][0]
+                memo["queue"] = [a for s, a in ranked if s >= top - NEAR][: self.compare] or [ranked[0][1]]
+            if memo["target"] is None:
+                todo = [a for a in memo["queue"] if a not in memo["seen"]]
+                # after this click: description, back, options (about 3) and buy
+                if todo and (not memo["seen"] or self._left(env, memo) >= 2 + 3 + 1):
+                    memo["current"] = todo[0]
+                    return f"click[{todo[0]}]"
+                memo["target"] = max(memo["seen"], key=memo["seen"].get) if memo["seen"] else memo["queue"][0]
+            memo["current"] = memo["target"]
+            return f"click[{memo['target']}]"
+        if kind == "sub":
+            text = " ".join(e.text for e in env._page.elements[4:] if e.kind == P.TEXT)
+            d, a = description_fit(inst, text)
+            cur = memo["current"]
+            memo["words"][cur] = (d, a)
+            memo["hits"] |= d | a  # instruction words some description speaks of: what a fit must affirm
+            for asin, (dd, aa) in memo["words"].items():
+                memo["seen"][asin] = (-len(dd), len(aa & memo["hits"]), memo["seen"].get(asin, (0, 0, 0.0))[2])
+            memo["read"] = cur
+            return "click[< prev]"
+        if kind == "item":
+            cur = memo.get("current")
+            groups = _groups(env)
+            if memo["target"] == cur or env._options:
+                return _next_option(env) or "click[buy now]"
+            if not _item_fit(env):  # options or price rule it out: next candidate
+                memo["seen"].setdefault(cur, (-9, 0, _fit(env)))
+                if len(memo["seen"]) < len(memo["queue"]) and self._left(env, memo) >= 1 + 2 + 3 + 1:
+                    return "click[< prev]"
+                memo["target"] = cur
+                return _next_option(env) or "click[buy now]"
+            if memo.get("read") != cur:
+                memo["seen"][cur] = (-9, 0, _fit(env))
+                if self._left(env, memo) >= 1 + len(groups) + 1:
+                    return "click[description]"
+            best = max(memo["seen"], key=memo["seen"].get)
+            more = [a for a in memo["queue"] if a not in memo["seen"]]
+            d, a = memo["words"].get(cur, ({""}, set()))
+            title = next((x.text for x, y in zip(env._page.elements, env._page.elements[1:]) if y.text.startswith("Price:")), "")
+            clean = not d and len(a - meaning_tokens(title)) >= self.accept_words and a >= memo["hits"]
+            if clean or (best == cur and not more):
+                memo["target"] = cur
+                return _next_option(env) or "click[buy now]"
+            if (more and self._left(env, memo) >= 3 + len(groups) + 1) or (
+                best != cur and self._left(env, memo) >= 1 + len(groups) + 1
+            ):
+                return "click[< prev]"
+            memo["target"] = cur
+            return _next_option(env) or "click[buy now]"
+        return "click[< prev]"
+
+
 MEANING_SCRIPTS: dict[str, Any] = {
     "meaning": MeaningPolicy(compare=1),
     "meaning+compare": MeaningPolicy(compare=COMPARE),
+    "meaning+description": ReadingPolicy(),
 }
 """The meaning-reading scripts, by the name the report uses."""
 
@@ -293,6 +447,11 @@ __all__ = [
     "COMPARE",
     "MEANING_SCRIPTS",
     "MeaningPolicy",
+    "ReadingPolicy",
+    "bound",
+    "bound_choice",
+    "description_fit",
+    "measures",
     "SHADES",
     "SYNONYMS",
     "TYPO_MIN",

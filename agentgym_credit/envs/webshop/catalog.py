@@ -15,7 +15,10 @@ How it is built, and why:
   (:data:`HARD_NEGATIVE_KINDS`: one of the base goal's attributes swapped, the goal's value of one
   option missing, a price above any budget of the base's goal), in random catalog order. Each
   member's goal asks for what sets it apart, so the right product needs a look at the item page,
-  and the full score needs the right options.
+  and the full score needs the right options. Generator v7 (issue 45) adds 4-6 *description twins* per
+  family (:data:`DESCRIPTION_TWINS`: cheaper copies whose asked attributes only the Description page
+  states, with the same search words), puts price negatives just above the highest budget, and asks some
+  measured options as a bound (:mod:`.constraints`: "smallest size over 600 ml").
 * The text of a product mentions its own attributes only, and never its option values, so a
   wrong product or a wrong option costs reward exactly as the reward rules say. All members of a
   family share one title (half the families name one attribute in it, :data:`TITLE_ATTRIBUTE`), and
@@ -34,12 +37,14 @@ How it is built, and why:
 from __future__ import annotations
 
 import gc
+import math
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
+from agentgym_credit.envs.webshop.constraints import CONSTRAINT_RATE, constrainable, constraint_clause
 from agentgym_credit.envs.webshop.data import (
     WebShopCatalog,
     process_item,
@@ -58,7 +63,7 @@ from agentgym_credit.envs.webshop.vocabulary import (
     ProductType,
 )
 
-GENERATOR_VERSION = 6
+GENERATOR_VERSION = 7
 """Bumped whenever the generator's output changes (keys the on-disk cache)."""
 
 MIN_PRODUCTS, MAX_PRODUCTS = 10, 2_000_000
@@ -116,9 +121,11 @@ TITLE_ATTRIBUTE = 0.5
 the others name none. Every attribute is in the description, all but one in the bullet points."""
 
 HARD_NEGATIVE_KINDS = ("attribute", "option", "price")
-"""How a hard negative differs from its family's base product (drawn 30% / 30% / 40%): one
+"""How a hard negative differs from its family's base product (drawn at :data:`NEGATIVE_SHARES`): one
 instruction attribute swapped for another, the goal's value of one option missing, or a price above
-any budget of the base's goal."""
+any budget of the base's goal (and, from generator v7, one asked attribute of its own)."""
+NEGATIVE_SHARES = (0.3, 0.6)
+"""Cumulative shares of the attribute and option kinds among hard negatives (the rest: price)."""
 
 
 OMISSION: dict[str, float] = {"none": 0.06, "option": 0.97, "packaging": 0.85, "family_without_options": 0.06}
@@ -139,10 +146,17 @@ def _ask(rng: _Stream, options: dict[str, list[str]]) -> dict[str, str]:
     return out
 
 
+ATTRIBUTE_COUNTS = (0.7, 0.95)
+"""Cumulative shares of goals asking for 1 and up to 2 attributes (the rest ask 3). Issue 45 tried 0.2 / 0.6 (a
+wrong description twin then costs more of the score: about 1 point less for the best script on tuning seeds) and
+kept 0.7 / 0.95: the longer instructions (22.8 words a goal at 5,000, against the human sample's 14.4) moved
+the language away from the human goals."""
+
+
 def _n_instruction_attrs(rng: _Stream, attrs: list[str]) -> list[str]:
-    """1 (70% of the time), 2 (25%) or 3 of ``attrs`` for an instruction."""
+    """1 (:data:`ATTRIBUTE_COUNTS`: 70% of the time), 2 (25%) or 3 of ``attrs`` for an instruction."""
     u = rng.u()
-    k = min(1 if u < 0.7 else 2 if u < 0.95 else 3, len(attrs))
+    k = min(1 if u < ATTRIBUTE_COUNTS[0] else 2 if u < ATTRIBUTE_COUNTS[1] else 3, len(attrs))
     return [attrs[j] for j in rng.sample(len(attrs), k)]
 
 
@@ -157,7 +171,7 @@ def _family(rng: _Stream, pt: ProductType, hard: bool = False) -> list[dict[str,
     """A base product spec and 2-4 hard negatives of it (see module docstring), in random order."""
     brand = BRANDS[rng.integers(len(BRANDS))]
     line = LINES[rng.integers(len(LINES))]
-    k = rng.integers(2, min(4, len(pt.attributes)) + 1)
+    k = rng.integers(2, min(FAMILY_ATTRIBUTES, len(pt.attributes)) + 1)
     attrs = [pt.attributes[j] for j in rng.sample(len(pt.attributes), k)]
     options: dict[str, list[str]] = {}
     if rng.u() >= OMISSION["family_without_options"]:
@@ -185,7 +199,7 @@ def _family(rng: _Stream, pt: ProductType, hard: bool = False) -> list[dict[str,
     members = [base]
     for _ in range(rng.integers(2, 5)):
         u = rng.u()
-        kind = "attribute" if u < 0.3 else "option" if u < 0.6 else "price"
+        kind = "attribute" if u < NEGATIVE_SHARES[0] else "option" if u < NEGATIVE_SHARES[1] else "price"
         if kind == "option" and not goal_opts:
             kind = "attribute"
         neg = {
@@ -195,8 +209,11 @@ def _family(rng: _Stream, pt: ProductType, hard: bool = False) -> list[dict[str,
             "attrs": list(attrs),
         }
         if kind == "attribute":
+            # multi-word ones where the pool allows: the description can then say which one it lacks
             spare = [a for a in pt.attributes if a not in attrs]
-            gone = ins[rng.integers(len(ins))]
+            spare = [a for a in spare if " " in a] or spare
+            pool = [a for a in ins if " " in a] or ins
+            gone = pool[rng.integers(len(pool))]
             if spare:
                 neg["attrs"][attrs.index(gone)] = neg["own_attr"] = spare[rng.integers(len(spare))]
             else:
@@ -211,11 +228,68 @@ def _family(rng: _Stream, pt: ProductType, hard: bool = False) -> list[dict[str,
                 neg["own_option"] = (n, vals[i])
             elif len(vals) > 1:
                 del vals[i]
-        else:
-            neg["price"] = (round(max(p0, top) + 41 + 20 * rng.u(), 2), None)
+        else:  # a price trap: just above the highest budget the base's goal can get (reward.PRICE_RANGE steps),
+            # and one asked multi-word attribute of its own (else the cheaper base would satisfy its goal)
+            neg["price"] = (round(10 * (math.floor(max(p0, top) / 10) + 4) + 0.5 + 4 * rng.u(), 2), None)
+            used = {m.get("own_attr") for m in members}
+            spare = [a for a in pt.attributes if a not in attrs and " " in a and a not in used]
+            gone = [a for a in ins if " " in a and a not in base["title_attrs"]]
+            if spare and gone:
+                neg["attrs"][attrs.index(gone[rng.integers(len(gone))])] = neg["own_attr"] = spare[rng.integers(len(spare))]
         members.append(neg)
+    members += _description_twins(rng, pt, members)
+    _family_text(rng, pt, members)
     order = rng.sample(len(members), len(members))
     return [members[j] for j in sorted(range(len(members)), key=lambda j: order.index(j))]
+
+
+FAMILY_ATTRIBUTES = 4
+"""Most attributes a family's base has (at least 2): the rest of the type's pool is left for twins to swap in."""
+DESCRIPTION_TWINS = (4, 6)
+"""Fewest and most *description twins* a family gets (issue 45): copies of the base, cheaper (a price trap at
+82-97% of its price), with every asked multi-word attribute swapped for another (its own one first, unique in
+the family), and the same title, bullet
+points, options and description words: only the description's wording says which attribute a twin has
+(``Key features: ...`` vs ``Not: ...``, the missing ones hyphenated so that the reward's text match and the
+search engine's words are those of the base), so telling them apart costs a Description click each."""
+
+
+def _description_twins(rng: _Stream, pt: ProductType, members: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The base's description twins (see :data:`DESCRIPTION_TWINS`); none when the base asks for no multi-word
+    attribute outside its title or the type has no multi-word attribute to spare."""
+    base = members[0]
+    gone_pool = [a for a in base["ins"] if " " in a and a not in base["title_attrs"]]
+    used = {m.get("own_attr") for m in members}
+    spares = [a for a in pt.attributes if a not in base["attrs"] and " " in a and a not in used]
+    if not gone_pool or not spares:
+        return []
+    k = min(rng.integers(DESCRIPTION_TWINS[0], DESCRIPTION_TWINS[1] + 1), len(spares))
+    twins = []
+    for j in rng.sample(len(spares), k):
+        # every asked multi-word attribute swapped: this twin's own one, then other spares while they last
+        attrs = list(base["attrs"])
+        others = [a for a in spares if a != spares[j]]
+        fill = [spares[j]] + [others[i] for i in rng.sample(len(others), min(len(others), len(gone_pool) - 1))]
+        for gone, new in zip(gone_pool, fill):
+            attrs[attrs.index(gone)] = new
+        price = round(base["price"][0] * (0.82 + 0.15 * rng.u()), 2)
+        twins.append({**base, "kind": "description", "attrs": attrs, "own_attr": spares[j], "price": (price, None),
+                      "options": {n: list(v) for n, v in base["options"].items()}})
+    return twins
+
+
+def _family_text(rng: _Stream, pt: ProductType, members: list[dict[str, Any]]) -> None:
+    """One benefit line and one bullet-point list for the whole family (the attributes every member has, one
+    left out), and per member the family's multi-word attributes it lacks (its description's ``Not:`` list)."""
+    union: list[str] = []
+    for m in members:
+        union += [a for a in m["attrs"] if a not in union]
+    core = [a for a in members[0]["attrs"] if all(a in m["attrs"] for m in members)]
+    bullet_attrs = [core[j] for j in rng.sample(len(core), max(1, len(core) - 1))] if core else []
+    benefit = BENEFITS[rng.integers(len(BENEFITS))].format(uses=pt.uses)
+    for m in members:
+        m.update(benefit=benefit, bullet_attrs=bullet_attrs,
+                 not_attrs=[a.replace(" ", "-") for a in union if a not in m["attrs"] and " " in a])
 
 
 def _member_goal(rng: _Stream, spec: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
@@ -233,6 +307,22 @@ def _member_goal(rng: _Stream, spec: dict[str, Any]) -> tuple[list[str], dict[st
         name, value = spec["own_option"]
         goal[name] = value
     return ins, goal
+
+
+def _sentence(rng: _Stream, pt: ProductType, spec: dict[str, Any], ins: list[str], goal: dict[str, str]) -> str:
+    """The member's instruction sentence; at :data:`~.constraints.CONSTRAINT_RATE` one measured option it asks
+    for (size, capacity) is left out of the sentence and asked as a bound in a clause after it."""
+    for name, value in goal.items():
+        if name != "packaging" and constrainable(spec["options"][name]):
+            if rng.u() >= CONSTRAINT_RATE:
+                break
+            clause = constraint_clause(rng, name, spec["options"][name], value)
+            if clause is None:
+                break
+            rest = {n: v for n, v in goal.items() if n != name}
+            text = instruction_sentence(rng, pt.noun, ins, rest, brand=spec["brand"], uses=pt.uses)
+            return f"{text.rstrip(' .,')}, {clause}"
+    return instruction_sentence(rng, pt.noun, ins, goal, brand=spec["brand"], uses=pt.uses)
 
 
 def iter_raw(num_products: int, seed: int = 0, hard: bool = False) -> Iterator[tuple[dict, dict, dict | None]]:
@@ -258,13 +348,13 @@ def iter_raw(num_products: int, seed: int = 0, hard: bool = False) -> Iterator[t
             shown = [a for a in spec["title_attrs"] if a in attrs]
             title = f"{spec['brand']} {spec['line']} {_title_case(' '.join(shown))} {_title_case(pt.noun)}"
             title = " ".join(title.split())
-            benefit = BENEFITS[rng.integers(len(BENEFITS))].format(uses=pt.uses)
-            in_bullets = [attrs[j] for j in rng.sample(len(attrs), max(1, len(attrs) - 1))]
-            bullets = [intern(f"{_title_case(a)}: {benefit}.") for a in in_bullets]
+            benefit = spec["benefit"]
+            bullets = [intern(f"{_title_case(a)}: {benefit}.") for a in spec["bullet_attrs"]]
             bullets.append(intern(f"Great for {pt.uses}."))
+            missing = f" Not: {', '.join(spec['not_attrs'])}." if spec["not_attrs"] else ""
             desc = (
                 f"{spec['brand']} {spec['line']} {pt.noun} for {pt.uses}. "
-                + f"Key features: {', '.join(attrs)}."
+                + f"Key features: {', '.join(attrs)}.{missing}"
                 + f" {benefit[:1].upper()}{benefit[1:]}."
             )
             p0, top = spec["price"]
@@ -289,8 +379,7 @@ def iter_raw(num_products: int, seed: int = 0, hard: bool = False) -> Iterator[t
             ins_attrs, goal_opts = _member_goal(rng, spec)
             att = {
                 "attributes": list(attrs),
-                "instruction": instruction_sentence(rng, pt.noun, ins_attrs, goal_opts, brand=spec["brand"],
-                                                    uses=pt.uses),
+                "instruction": _sentence(rng, pt, spec, ins_attrs, goal_opts),
                 "instruction_attributes": ins_attrs,
                 "instruction_options": {o: vendor[(o, v)] for o, v in goal_opts.items()},
             }
@@ -357,10 +446,14 @@ def generate_catalog(num_products: int = 1000, seed: int = 0, hard: bool = False
 
 
 __all__ = [
+    "ATTRIBUTE_COUNTS",
+    "DESCRIPTION_TWINS",
+    "FAMILY_ATTRIBUTES",
     "GENERATOR_VERSION",
     "HARD_NEGATIVE_KINDS",
     "HARD_TYPE_STEP",
     "MAX_PRODUCTS",
+    "NEGATIVE_SHARES",
     "OMISSION",
     "PRODUCT_TYPES",
     "TITLE_ATTRIBUTE",
