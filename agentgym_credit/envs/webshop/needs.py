@@ -13,6 +13,8 @@ asks for nothing the reward checks: no option value, colour, number or attribute
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 NEEDS: dict[str, str] = {
@@ -558,6 +560,11 @@ COMPOSED_SHARE = 0.7
 
 
 def _a(word: str) -> str:
+    """The article by sound: "an x-ray tech", "an hour", "a university student", "a one-man band"."""
+    if re.match(r"x-|hour|honest|honou?r|heir|hvac|hr\b", word):
+        return "an"
+    if re.match(r"uni|use|usu|ute|uro|eu|one\b|once", word):
+        return "a"
     return "an" if word[:1] in "aeiou" else "a"
 
 
