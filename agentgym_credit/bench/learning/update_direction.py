@@ -131,7 +131,7 @@ def run(cfg: DirectionConfig) -> list[dict[str, Any]]:
                     if arm in REFERENCES:
                         if reward != cfg.rewards[0]:
                             continue  # the references do not read the reward
-                        adv = reference_advantages(arm, rows, rng)
+                        adv = reference_advantages(arm, rows, rng, batch.steps)
                     else:
                         name, opts = arm_call(arm, cfg.gamma)
                         adv = bench_advantages(name, steps, **opts)
