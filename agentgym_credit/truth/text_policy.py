@@ -20,7 +20,12 @@ What lives here:
   * ``r[(obs_key, a)]`` — the **learned residual** per (observation key, action): a table, which only helps
     where the same observation comes back (the same game).
 
-  ``parts`` chooses the learned parts (``"linear"``, ``"residual"`` or both) so each can be shown alone.
+  * ``"match"`` (opt-in, not in :data:`DEFAULT_PARTS`) — goal-match features of the page and the action,
+    learned in the same weights ``w`` (:mod:`~agentgym_credit.truth.text_match`: does a listing share the most
+    goal words on its page, is it within the budget, how well does a product page match, crossed with the
+    action's class).
+
+  ``parts`` chooses the learned parts (default ``"linear"`` and ``"residual"``) so each can be shown alone.
   The policy is a function of ``(obs, info)`` only, so it is a
   :class:`~agentgym_credit.truth.policies.SnapshotPolicy`: the Monte-Carlo truth can follow it from a
   restored snapshot (a learned policy saved per seed and arm is a mixed-success behaviour policy).

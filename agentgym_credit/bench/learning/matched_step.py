@@ -17,7 +17,10 @@ What lives here:
   linear in the rate, so the logit change per row is computed once from a unit step);
 - :data:`REFERENCES`, :func:`reference_advantages`, :class:`ExpertMarking`: the null arm (random-sign
   advantages: an update of the same size with no information, which must tie) and the known-effect arm
-  (``imitate``: +1 where the env expert's command was taken, centred, which must win).
+  (``imitate``: +1 where the env expert's command was taken, centred, which must win; ``imitate-path``: the
+  same on the rows of a trajectory that has followed the expert so far, since on WebShop the expert's commands
+  after a wrong click are recoveries that a text-only policy cannot tell from forward moves and ``imitate``
+  loses to GRPO there: benchmarks/learning/matched_kl_known_effect.md).
 """
 
 from __future__ import annotations
