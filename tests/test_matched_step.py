@@ -163,3 +163,43 @@ def test_a_stopped_study_reports_its_finished_runs_and_names_the_missing(tmp_pat
     assert T.main(argv) == 0
     md = (tmp_path / "training_real.md").read_text()
     assert "2 runs finished, 2 missing (webshop/grpo/1, webshop/imitate/1)" in md
+
+
+def test_imitate_path_marks_the_expert_only_until_a_trajectory_leaves_its_path():
+    from types import SimpleNamespace
+
+    from agentgym_credit.bench.learning.matched_step import expert_path
+
+    # trajectory 0: expert, expert, off, expert (recovery); trajectory 1: off at once; rows out of order
+    tid = np.array([0, 1, 0, 0, 0, 1])
+    t = np.array([0, 0, 2, 1, 3, 1])
+    took = np.array([1, 0, 0, 1, 1, 1], dtype=float)
+    assert expert_path(took, tid, t).tolist() == [True, True, True, True, False, False]
+
+    class D:
+        def __init__(self, idx):
+            self.idx = idx
+
+    rows = [{"decision": D(0 if k else 1), "expert_idx": 0} for k in took]
+    adv = reference_advantages("imitate-path", rows, np.random.default_rng(0), SimpleNamespace(traj_id=tid, t=t))
+    on = np.array([True, True, True, True, False, False])
+    assert np.all(adv[~on] == 0.0) and abs(adv[on].sum()) < 1e-12
+    assert np.all(adv[on & (took == 1)] > 0) and np.all(adv[on & (took == 0)] < 0)
+    # every-row imitation labels the recovery (row 4) and the row after leaving (row 5) as well
+    assert reference_advantages("imitate", rows, np.random.default_rng(0))[[4, 5]].min() > 0
+    with pytest.raises(ValueError, match="needs the rows' steps"):
+        reference_advantages("imitate-path", rows, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="rows but steps"):
+        reference_advantages("imitate-path", rows, np.random.default_rng(0), SimpleNamespace(traj_id=tid[:3], t=t[:3]))
+
+
+def test_the_checks_judge_imitate_path_as_a_known_effect():
+    from agentgym_credit.bench.learning import train_real_checks as C
+
+    rng = np.random.default_rng(1)
+    summary = [{"env": "w", "arm": a, "seed": s, "auc_trained": base + 0.01 * rng.standard_normal()}
+               for s in range(8) for a, base in (("grpo", 0.3), ("null", 0.2), ("imitate-path", 0.5))]
+    ref = {r[0]: (r[4], r[5]) for r in C.reference_rows(summary, "w", ["grpo", "null", "imitate-path"],
+                                                       "auc_trained")}
+    assert ref["imitate-path − grpo"] == ("win", "win") and ref["imitate-path − null"] == ("win", "win")
+    assert ref["null − grpo"] == ("loss", "not a win") and "null − imitate-path" not in ref

@@ -160,3 +160,46 @@ def test_bad_arguments_are_refused():
         pi.update([d], np.array([1.0, 2.0]), lr=0.1)
     with pytest.raises(ValueError):
         pi.update([d], np.array([np.inf]), lr=0.1)
+
+
+_ITEM = ("Instruction: [SEP] a plum lipstick that is long lasting, and price lower than 50.00 dollars [SEP] Back to "
+         "Search [SEP] < Prev [SEP] color [SEP] plum [SEP] red [SEP] Festuara Long Lasting Lipstick [SEP] Price: "
+         "$12.93 [SEP] Rating: 2.0 [SEP] Description [SEP] Buy Now")
+_RESULTS = ("Instruction: [SEP] a plum lipstick that is long lasting, and price lower than 50.00 dollars [SEP] Back "
+            "to Search [SEP] Page 1 (Total results: 50) [SEP] Next > [SEP] B0S6KE9EGP [SEP] Festuara Long Lasting "
+            "Lipstick [SEP] $12.93 to $18.72 [SEP] B056KMJ5Z6 [SEP] Heataiwath Everyday Lipstick [SEP] $61.39")
+_GOAL = "a plum lipstick that is long lasting, and price lower than 50.00 dollars"
+
+
+def test_match_features_read_listings_and_product_pages_against_the_goal():
+    from agentgym_credit.truth.text_match import match_names, page_facts
+
+    f = page_facts(_RESULTS, _GOAL)
+    assert set(f["listings"]) == {"b0s6ke9egp", "b056kmj5z6"} and f["product"] is None
+    assert f["listings"]["b0s6ke9egp"][1] == "1" and f["listings"]["b056kmj5z6"][1] == "0"
+    assert "mL|best1" in match_names(_RESULTS, _GOAL, "click[b0s6ke9egp]")
+    assert "mL|best0" in match_names(_RESULTS, _GOAL, "click[b056kmj5z6]")
+    assert any(n.startswith("mR|next >|") for n in match_names(_RESULTS, _GOAL, "click[next >]"))
+    item = page_facts(_ITEM, _GOAL)
+    assert item["product"] == (0.75, "1") and not item["listings"]  # festuara is not a goal word
+    assert "mP|< prev|q3|p1" in match_names(_ITEM, _GOAL, "click[< prev]")
+    assert "mC|opt-goal" in match_names(_ITEM, _GOAL, "click[plum]") and "mC|opt" in match_names(_ITEM, _GOAL, "click[red]")
+    assert match_names("no pages here", "", "go to desk 1") == ["mC|opt"]
+
+
+def test_the_match_part_is_opt_in_learns_and_round_trips(tmp_path):
+    info = {"admissible_actions": ["click[< prev]", "click[buy now]", "click[plum]"], "goal": _GOAL, "obs_key": "k"}
+    base, match = TextPolicy(1.0), TextPolicy(1.0, parts=("linear", "residual", "match"))
+    assert base.parts == ("linear", "residual")
+    for a in info["admissible_actions"]:
+        fb, fm = base.features(_ITEM, _GOAL, a), match.features(_ITEM, _GOAL, a)
+        assert set(fb) < set(fm)
+    only = TextPolicy(1.0, parts=("match",))
+    _, d = only.act(_ITEM, info)
+    d.idx = 1
+    only.update([d], np.array([1.0]), 1.0)
+    _, p = only.distribution(_ITEM, info)
+    assert p[1] > d.probs[1]
+    path = only.save(tmp_path / "m.npz")
+    back, _ = TextPolicy.load(path)
+    assert back.parts == ("match",) and np.allclose(back.distribution(_ITEM, info)[1], p)

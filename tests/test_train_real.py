@@ -143,7 +143,7 @@ def test_update_direction_metric_has_its_null_and_known_effect(tmp_path):
     cfg = U.DirectionConfig(arms=("grpo",), batches=1, groups=2, out=tmp_path, progress=False)
     rows = U.run(cfg)
     by = {(r["arm"], r["reward"]): r for r in rows}
-    assert set(by) == {("null", "-"), ("imitate", "-"), ("grpo", "verl-agent"), ("grpo", "env")}
+    assert set(by) == {("null", "-"), ("imitate", "-"), ("imitate-path", "-"), ("grpo", "verl-agent"), ("grpo", "env")}
     assert by[("imitate", "-")]["shift_batch"] > 0.05  # the known effect moves towards the expert
     assert all(-1.0 <= r["shift_batch"] <= 1.0 and -1.0 <= r["shift_fresh"] <= 1.0 for r in rows)
     paths = U.write_report(cfg, rows, 1.0, (0.0, 0.0))

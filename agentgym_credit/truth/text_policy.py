@@ -20,7 +20,12 @@ What lives here:
   * ``r[(obs_key, a)]`` — the **learned residual** per (observation key, action): a table, which only helps
     where the same observation comes back (the same game).
 
-  ``parts`` chooses the learned parts (``"linear"``, ``"residual"`` or both) so each can be shown alone.
+  * ``"match"`` (opt-in, not in :data:`DEFAULT_PARTS`) — goal-match features of the page and the action,
+    learned in the same weights ``w`` (:mod:`~agentgym_credit.truth.text_match`: does a listing share the most
+    goal words on its page, is it within the budget, how well does a product page match, crossed with the
+    action's class).
+
+  ``parts`` chooses the learned parts (default ``"linear"`` and ``"residual"``) so each can be shown alone.
   The policy is a function of ``(obs, info)`` only, so it is a
   :class:`~agentgym_credit.truth.policies.SnapshotPolicy`: the Monte-Carlo truth can follow it from a
   restored snapshot (a learned policy saved per seed and arm is a mixed-success behaviour policy).
@@ -56,10 +61,13 @@ import numpy as np
 
 from agentgym_credit.errors import PolicyFileError
 from agentgym_credit.truth.policies import _expert, candidate_actions
+from agentgym_credit.truth.text_match import match_names, page_facts
 
 FORMAT = "agentgym-credit/text-policy"
 VERSION = 1
-PARTS = ("linear", "residual")
+PARTS = ("linear", "residual", "match")
+DEFAULT_PARTS = ("linear", "residual")
+"""The learned parts a policy has unless told: ``"match"`` (goal-match features, :mod:`.text_match`) is opt-in."""
 MAX_FILE_BYTES = 256 << 20
 """Largest policy file :meth:`TextPolicy.load` reads (and largest decompressed member)."""
 MAX_BUCKETS = 1 << 24
@@ -112,7 +120,7 @@ class TextPolicy:
     """Prior + learned linear part over hashed text + learned residual per (obs_key, action) (module docstring)."""
 
     def __init__(self, expert_bonus: float = 1.5, overlap_weight: float = 2.0, buckets: int = 1 << 16,
-                 parts: Sequence[str] = PARTS, name: str = "text-policy"):
+                 parts: Sequence[str] = DEFAULT_PARTS, name: str = "text-policy"):
         parts = tuple(dict.fromkeys(parts))
         if not parts or any(p not in PARTS for p in parts):
             raise ValueError(f"parts must be a non-empty subset of {PARTS}, got {parts}")
@@ -126,6 +134,8 @@ class TextPolicy:
         self.w = np.zeros(self.buckets, dtype=np.float64)
         self.residual: dict[str, float] = {}
         self._cache: dict[tuple[str, str, str], tuple[np.ndarray, float]] = {}
+        self._facts_key: tuple[str, str] | None = None
+        self._facts: dict[str, Any] = {}
 
     # -- features -------------------------------------------------------------------------------
     def features(self, obs: str, goal: str, action: str) -> np.ndarray:
@@ -139,12 +149,19 @@ class TextPolicy:
             return hit
         aw = _words(action)
         gw = set(_words(goal))
-        ow = set(_words(obs))
-        verb = aw[0] if aw else ""
-        names = [f"a|{w}" for w in aw]
-        names += [f"ga|{g}|{w}" for g in gw for w in aw]
-        names += [f"ao|{verb}|{w}" for w in aw[1:] if w in ow and w != "#"]
-        names.append(f"ctx|{verb}|{_context_level(obs, action, gw)}")
+        names = []
+        if "linear" in self.parts:
+            ow = set(_words(obs))
+            verb = aw[0] if aw else ""
+            names += [f"a|{w}" for w in aw]
+            names += [f"ga|{g}|{w}" for g in gw for w in aw]
+            names += [f"ao|{verb}|{w}" for w in aw[1:] if w in ow and w != "#"]
+            names.append(f"ctx|{verb}|{_context_level(obs, action, gw)}")
+        if "match" in self.parts:
+            fk = (obs, goal)
+            if self._facts_key != fk:
+                self._facts_key, self._facts = fk, page_facts(obs, goal)
+            names += match_names(obs, goal, action, self._facts)
         idx = np.unique(np.fromiter((_bucket(n, self.buckets) for n in names), dtype=np.int64, count=len(names)))
         uw = set(aw)
         overlap = len(uw & gw) / len(uw) if uw else 0.0
@@ -176,7 +193,7 @@ class TextPolicy:
             prior[acts.index(e)] += self.expert_bonus
         flat = np.concatenate(feats) if feats else np.zeros(0, dtype=np.int64)
         logit = prior
-        if "linear" in self.parts and flat.size:
+        if ("linear" in self.parts or "match" in self.parts) and flat.size:
             owner = np.repeat(np.arange(len(acts)), counts)
             logit = logit + np.bincount(owner, weights=self.w[flat], minlength=len(acts))
         rkeys = [self.residual_key(obs, info, a) for a in acts]
@@ -210,7 +227,7 @@ class TextPolicy:
         live = [(d, c) for d, c in zip(decisions, w) if c != 0.0 and d.idx >= 0]
         if not live:
             return stats
-        if "linear" in self.parts:
+        if "linear" in self.parts or "match" in self.parts:
             idx_parts, val_parts = [], []
             for d, c in live:
                 onehot = -d.probs.copy()
@@ -354,4 +371,4 @@ class TextActor:
         return out
 
 
-__all__ = ["TextPolicy", "TextActor", "Decision", "FORMAT", "VERSION", "PARTS", "MAX_FILE_BYTES"]
+__all__ = ["TextPolicy", "TextActor", "Decision", "FORMAT", "VERSION", "PARTS", "DEFAULT_PARTS", "MAX_FILE_BYTES"]

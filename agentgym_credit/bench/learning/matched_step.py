@@ -17,7 +17,10 @@ What lives here:
   linear in the rate, so the logit change per row is computed once from a unit step);
 - :data:`REFERENCES`, :func:`reference_advantages`, :class:`ExpertMarking`: the null arm (random-sign
   advantages: an update of the same size with no information, which must tie) and the known-effect arm
-  (``imitate``: +1 where the env expert's command was taken, centred, which must win).
+  (``imitate``: +1 where the env expert's command was taken, centred, which must win; ``imitate-path``: the
+  same on the rows of a trajectory that has followed the expert so far, since on WebShop the expert's commands
+  after a wrong click are recoveries that a text-only policy cannot tell from forward moves and ``imitate``
+  loses to GRPO there: benchmarks/learning/matched_kl_known_effect.md).
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ import numpy as np
 from agentgym_credit.truth.policies import _expert, candidate_actions
 from agentgym_credit.truth.text_policy import TextPolicy
 
-REFERENCES = ("null", "imitate")
-"""Reference arms: random-sign advantages (no information) and expert imitation (the known effect)."""
+REFERENCES = ("null", "imitate", "imitate-path")
+"""Reference arms: random-sign advantages (no information) and expert imitation (the known effect): on every
+row (``imitate``), or only on the rows whose trajectory has followed the expert so far (``imitate-path``)."""
 
 STEPS = ("rms", "kl")
 """How the step of one update is sized: the configured rate on RMS-scaled advantages, or a KL target."""
@@ -120,14 +124,42 @@ class ExpertMarking:
         return out
 
 
-def reference_advantages(arm: str, rows: Sequence[Mapping[str, Any]], rng: np.random.Generator) -> np.ndarray:
-    """``null``: i.i.d. random signs; ``imitate``: 1 where the row's action was the expert's, centred."""
+def expert_path(took: np.ndarray, traj_id: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Per row: has its trajectory taken the expert's command at every earlier step (the row itself is on the
+    path even when it leaves it)?"""
+    on = np.zeros(len(took), dtype=bool)
+    for tid in np.unique(traj_id):
+        idx = np.flatnonzero(traj_id == tid)
+        idx = idx[np.argsort(t[idx], kind="stable")]
+        before = np.concatenate([[True], np.cumprod(took[idx][:-1].astype(bool)).astype(bool)])
+        on[idx] = before
+    return on
+
+
+def reference_advantages(arm: str, rows: Sequence[Mapping[str, Any]], rng: np.random.Generator,
+                         steps: Any = None) -> np.ndarray:
+    """``null``: i.i.d. random signs; ``imitate``: 1 where the row's action was the expert's, centred;
+    ``imitate-path``: the same on the rows of :func:`expert_path` only (centred over them), 0 on the rows
+    after a trajectory left the expert's path, where the expert's next command is a recovery (``< prev``)
+    that a policy reading only text cannot tell from a forward move (benchmarks/learning/
+    matched_kl_known_effect.md). ``steps`` (the rows' ``traj_id`` and ``t``) is needed by ``imitate-path``."""
     if arm == "null":
         return rng.choice(np.array([-1.0, 1.0]), size=len(rows))
+    took = np.array([float(r["decision"].idx == r["expert_idx"]) for r in rows])
     if arm == "imitate":
-        took = np.array([float(r["decision"].idx == r["expert_idx"]) for r in rows])
         return took - took.mean() if len(took) else took
+    if arm == "imitate-path":
+        if steps is None:
+            raise ValueError("imitate-path needs the rows' steps (traj_id, t)")
+        tid, t = np.asarray(steps.traj_id), np.asarray(steps.t)
+        if len(tid) != len(took) or len(t) != len(took):
+            raise ValueError(f"{len(took)} rows but steps of {len(tid)} rows")
+        on = expert_path(took, tid, t)
+        out = np.zeros(len(took))
+        if on.any():
+            out[on] = took[on] - took[on].mean()
+        return out
     raise ValueError(f"unknown reference arm {arm!r}; choose from {REFERENCES}")
 
 
-__all__ = ["REFERENCES", "STEPS", "mean_kl", "line_search", "text_step", "ExpertMarking", "reference_advantages"]
+__all__ = ["REFERENCES", "STEPS", "mean_kl", "line_search", "text_step", "ExpertMarking", "expert_path", "reference_advantages"]

@@ -15,7 +15,7 @@ import numpy as np
 from agentgym_credit.bench.learning.matched_step import REFERENCES, STEPS
 from agentgym_credit.bench.learning.train_tabular import SCALES
 from agentgym_credit.truth.experts import ALFWorldExpertFactory, WebShopExpertFactory
-from agentgym_credit.truth.text_policy import PARTS
+from agentgym_credit.truth.text_policy import DEFAULT_PARTS
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class RealTrainConfig:
     checkpoints: int = 6
     expert_bonus: float = 1.5
     overlap_weight: float = 2.0
-    parts: tuple[str, ...] = PARTS
+    parts: tuple[str, ...] = DEFAULT_PARTS
     buckets: int = 1 << 16
     adv_scale: str = "rms"
     reward: str = "verl-agent"  # see REWARDS

@@ -129,7 +129,7 @@ def arm_advantages(arm: str, steps: Any, rows: Sequence[dict[str, Any]], gamma: 
                    rng: np.random.Generator) -> np.ndarray:
     """The arm's advantages on ``steps`` (a reference arm's from the rows' decisions)."""
     if arm in REFERENCES:
-        return reference_advantages(arm, rows, rng)
+        return reference_advantages(arm, rows, rng, steps)
     name, opts = arm_call(arm, gamma)
     return bench_advantages(name, steps, **opts)
 
@@ -374,7 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--train-eval-rollouts", type=int, default=None,
                    help="fixed sampled episodes per training instance at each checkpoint (default 2; 0: none)")
     p.add_argument("--expert-bonus", type=float, default=None, help=f"the prior's bonus (default {d.expert_bonus})")
-    p.add_argument("--parts", nargs="+", choices=PARTS, default=None, help="learned parts (default both)")
+    p.add_argument("--parts", nargs="+", choices=PARTS, default=None, help="learned parts (default linear residual; match adds goal-match features)")
     p.add_argument("--jobs", type=int, default=None, help="runs in parallel processes on this machine")
     p.add_argument("--ray", default=None, metavar="ADDRESS", help="run each training run as a Ray task ('auto')")
     p.add_argument("--target", nargs="+", default=None, metavar="ENV=SUCCESS",

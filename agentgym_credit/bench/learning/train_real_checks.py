@@ -98,15 +98,18 @@ def aa_coverage(summary: Sequence[dict[str, Any]], env: str, arms: Sequence[str]
 
 def reference_rows(summary: Sequence[dict[str, Any]], env: str, arms: Sequence[str], measure: str
                    ) -> list[list[Any]]:
-    """Table rows: ``null`` − each estimator arm (expected: never a win) and ``imitate`` − ``grpo`` (a win)."""
+    """Table rows: ``null`` − each estimator arm (expected: never a win) and each imitation arm − ``grpo``
+    and − ``null`` (a win)."""
     out = []
-    pairs = [("null", a) for a in arms if a not in ("null", "imitate")] + [("imitate", "grpo"), ("imitate", "null")]
+    imitations = ("imitate", "imitate-path")
+    pairs = [("null", a) for a in arms if a not in ("null", *imitations)]
+    pairs += [(i, b) for i in imitations for b in ("grpo", "null")]
     for a, b in pairs:
         if a not in arms or b not in arms:
             continue
         c = compare(summary, env, a, b, measure)
         if c["n"]:
-            want = "win" if a == "imitate" else "not a win"
+            want = "win" if a in imitations else "not a win"
             out.append([f"{a} − {b}", c["n"], R.fmt_ci(c["diff"], c["ci"]), R.fmt_num(c["p"]),
                         M.verdict(c["diff"], c["ci"]), want])
     return out
@@ -160,7 +163,8 @@ def checks_section(rows: Sequence[dict[str, Any]], summary: Sequence[dict[str, A
     ref = reference_rows(summary, env, arms, measure)
     if ref:
         out += [f"Reference arms ({measure}; uncorrected 95% intervals): `null` = random-sign advantages (no "
-                "information), `imitate` = +1 on the expert's command (the known effect).", "",
+                "information), `imitate` = +1 on the expert's command (the known effect), `imitate-path` = the same "
+                "on the rows whose trajectory has followed the expert so far, 0 after it left the path.", "",
                 R.markdown_table(["comparison", "seeds", "diff", "p", "interval says", "expected"], ref), ""]
     if phase == "exploration" and primary:
         plan = power_plan(summary, env, primary, measure)

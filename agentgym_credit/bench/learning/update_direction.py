@@ -13,12 +13,13 @@ expert's command,
 
 on the batch's own states and on a *fresh* batch of the same instances (what the next rollouts meet). The
 expert command is the move towards success (its greedy policy wins the episode), so Δp > 0 is an update
-towards success. Two reference arms check the metric before it is read:
+towards success. Reference arms check the metric before it is read:
 
 - **null**: the arm's advantages replaced by i.i.d. random signs of the same RMS (no information); its Δp is
   the drift a directionless update of this size has;
 - **known effect**: ``imitate``, advantage +1 on rows where the expert command was taken and −1 elsewhere
-  (centred, RMS-scaled): an update that must raise Δp.
+  (centred, RMS-scaled): an update that must raise Δp; ``imitate-path`` the same on the rows whose trajectory
+  has followed the expert so far (0 after it left the path).
 
 Output: ``<out>/<name>.md`` and ``.csv`` (one row per env, batch, arm and reward rule).
 """
@@ -131,7 +132,7 @@ def run(cfg: DirectionConfig) -> list[dict[str, Any]]:
                     if arm in REFERENCES:
                         if reward != cfg.rewards[0]:
                             continue  # the references do not read the reward
-                        adv = reference_advantages(arm, rows, rng)
+                        adv = reference_advantages(arm, rows, rng, batch.steps)
                     else:
                         name, opts = arm_call(arm, cfg.gamma)
                         adv = bench_advantages(name, steps, **opts)
