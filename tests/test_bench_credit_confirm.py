@@ -162,3 +162,16 @@ def test_robustness_into_an_older_report_from_its_rows(tmp_path, capsys):
                  "## Groups needed", "## Accuracy per estimator"):
         assert part in text, part
     assert "--note …" in text and "stopped at 3 of 9`" not in text
+
+
+def test_a_failed_chunk_names_the_failed_rollouts_errors(tmp_path, monkeypatch):
+    """The textonly run stopped with "8 rollouts failed: ['', '']": the message showed the first two entries of
+    ``traj.error`` (rollouts that had not failed). It now shows the failed rollouts' own errors."""
+    from agentgym_credit.bench.montecarlo import credit_confirm as C
+
+    monkeypatch.setitem(C.STAGES, "bad", C.Stage(0, {"webshop": (0, 10**6)}))
+    cfg = ConfirmConfig(stage="bad", envs=("webshop",), n=2, k=2, backend="sync", out=tmp_path, progress=False)
+    with pytest.warns(UserWarning, match="2 of 4 trajectories failed"), \
+            pytest.raises(RuntimeError, match=r"webshop: 2 of 4 trajectories failed \(groups \[1\]\): "
+                          r"reset failed: ValueError: .*out of range.* \(x2\)"):
+        run_chunk(cfg, "webshop", 0, 2)

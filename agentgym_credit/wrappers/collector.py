@@ -346,8 +346,7 @@ class GroupedRolloutCollector:
             if reason is not None:  # nothing to learn from; say why instead of returning an empty batch
                 raise CollectionFailed(f"all {nf} trajectories failed for the same reason: {reason}", batch)
         if nf:
-            warnings.warn(f"{nf} of {batch.num_trajectories} trajectories failed "
-                          f"(groups {batch.failed_groups.tolist()[:10]}); see batch.traj.error", stacklevel=2)
+            warnings.warn(f"{batch.failure_summary(limit=1)}; see batch.traj.error", stacklevel=2)
         return batch
 
     def _collect_wave(self, policy: Policy, tasks: list[Any], seeds: list[int], g0: int,

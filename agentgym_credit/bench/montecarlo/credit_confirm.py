@@ -154,7 +154,7 @@ def run_chunk(cfg: ConfirmConfig, env_name: str, first: int, count: int) -> tupl
                                  seed=stage.seed) as col:
         batch = col.collect(RolloutPolicy(pol, seed=stage.seed), tasks=tasks, seeds=seeds)
         if batch.traj.failed.any():
-            raise RuntimeError(f"{env_name}: {int(batch.traj.failed.sum())} rollouts failed: {batch.traj.error[:2]}")
+            raise RuntimeError(f"{env_name}: {batch.failure_summary()}")
         t1 = time.perf_counter()
         rows = pick_rows(batch, cfg.n, cfg.rows_per_group[env_name] * count, stage.seed * 100003 + first)
         truth = estimate_crn(col.backend, batch, rows, pol,
