@@ -175,3 +175,25 @@ def test_a_failed_chunk_names_the_failed_rollouts_errors(tmp_path, monkeypatch):
             pytest.raises(RuntimeError, match=r"webshop: 2 of 4 trajectories failed \(groups \[1\]\): "
                           r"reset failed: ValueError: .*out of range.* \(x2\)"):
         run_chunk(cfg, "webshop", 0, 2)
+
+
+def test_every_stage_and_bench_task_is_in_its_envs_range():
+    """The textonly stage (and ``credit_real``'s ``alfworld-dev``) listed 24 dev tasks; 19 dev games are playable,
+    so the chunk of groups 16-19 lost group 19's eight rollouts at reset ("task 19 out of range")."""
+    from agentgym_credit.bench.montecarlo.config import ENVS, dev_available
+    from agentgym_credit.bench.montecarlo.credit_confirm import STAGES
+
+    uses: dict[str, set] = {name: set(spec.tasks) for name, spec in ENVS.items()}
+    for stage in STAGES.values():
+        for name, tasks in stage.tasks.items():
+            uses[name] |= set(tasks)
+    for name, tasks in uses.items():
+        if name == "alfworld-dev" and not dev_available():
+            continue
+        env = ENVS[name].factory()
+        try:
+            u = env.unwrapped
+            count = u.num_tasks if hasattr(u, "num_tasks") else len(u.games)
+        finally:
+            env.close()
+        assert min(tasks) >= 0 and max(tasks) < count, (name, max(tasks), count)

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from agentgym_credit.bench.montecarlo import confirm_stats as S
-from agentgym_credit.bench.montecarlo.config import ENVS
+from agentgym_credit.bench.montecarlo.config import DEV_GAMES, ENVS
 from agentgym_credit.bench.montecarlo.credit_real import estimator_table, pick_rows
 from agentgym_credit.credit import advantages, step_returns
 from agentgym_credit.credit.steps import StepArrays
@@ -65,10 +65,11 @@ class Stage:
 STAGES: dict[str, Stage] = {
     "explore": Stage(0, {"alfworld-gen": tuple(range(12)), "webshop": tuple(range(64))}),
     "confirm": Stage(1, {"alfworld-gen": tuple(range(100, 400)), "webshop": tuple(range(200, 500))}),
-    "textonly": Stage(2, {"alfworld-dev": tuple(range(24)), "webshop": tuple(range(24, 500))}, "text-only"),
+    "textonly": Stage(2, {"alfworld-dev": tuple(range(DEV_GAMES)), "webshop": tuple(range(24, 500))}, "text-only"),
 }
-"""``textonly`` (issue 41.4): a behaviour policy that sees text only, on the real ALFWorld dev games and the
-WebShop train goals its weights were not set on (goals 0-23 were)."""
+"""``textonly`` (issue 41.4): a behaviour policy that sees text only, on the real ALFWorld dev games (the 19
+playable ones, :data:`~.config.DEV_GAMES`; group g plays game g mod 19) and the WebShop train goals its weights
+were not set on (goals 0-23 were)."""
 
 TEXT_ONLY_POLICY: dict[str, str] = {"alfworld": "text-scorer-alfworld", "webshop": "text-scorer-webshop"}
 """The text-only behaviour policy per env family (:data:`~agentgym_credit.truth.text_only.TEXT_ONLY`)."""
