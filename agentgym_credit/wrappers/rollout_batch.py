@@ -242,7 +242,8 @@ class RolloutBatch:
             return ""
         counts = Counter(self.traj.error[i] or "(no error text)" for i in failed)
         shown = "; ".join(f"{e} (x{c})" for e, c in counts.most_common(limit))
-        more = f"; and {len(counts) - limit} other errors" if len(counts) > limit else ""
+        rest = len(counts) - limit
+        more = f"; and {rest} other error{'s' * (rest > 1)}" if rest > 0 else ""
         return (f"{len(failed)} of {self.num_trajectories} trajectories failed (groups "
                 f"{self.failed_groups.tolist()[:10]}): {shown}{more}")
 
