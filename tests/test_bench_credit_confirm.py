@@ -197,3 +197,15 @@ def test_every_stage_and_bench_task_is_in_its_envs_range():
         finally:
             env.close()
         assert min(tasks) >= 0 and max(tasks) < count, (name, max(tasks), count)
+
+
+def test_a_stage_task_its_env_lacks_stops_the_run_before_any_chunk(tmp_path, monkeypatch, capsys):
+    from agentgym_credit.bench.montecarlo import credit_confirm as C
+
+    monkeypatch.setitem(C.STAGES, "bad", C.Stage(0, {"webshop": (0, 10**6)}))
+    assert main(["--stage", "bad", "--envs", "webshop", "--groups", "webshop=2", "--backend", "sync",
+                 "--out", str(tmp_path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "stage 'bad', env 'webshop': task 1000000 cannot be played" in err and "out of range" in err
+    assert not list(tmp_path.iterdir())  # nothing ran, nothing written
+    ConfirmConfig(stage="bad", envs=("webshop",), groups={"webshop": 1}).check_tasks()  # group 0 plays task 0

@@ -123,6 +123,20 @@ class ConfirmConfig:
         if self.n < 2:
             raise ValueError(f"n must be >= 2, got {self.n}")
 
+    def check_tasks(self) -> None:
+        """Before any chunk: reset each env on the last task its planned groups play (a ``ValueError`` naming the
+        task if it cannot), so a stage listing a task its env lacks stops here, not hours in."""
+        for e in self.envs:
+            tasks, first = STAGES[self.stage].tasks[e], self.start.get(e, 0)
+            last = max(tasks[g % len(tasks)] for g in range(first, first + max(1, self.groups.get(e, 1))))
+            env = ENVS[e].factory()
+            try:
+                env.reset(seed=0, options={"task": last})
+            except (ValueError, TypeError) as err:
+                raise ValueError(f"stage {self.stage!r}, env {e!r}: task {last!r} cannot be played: {err}") from err
+            finally:
+                env.close()
+
     @property
     def rows_path(self) -> Path:
         return self.out / f"credit_confirm_{self.stage}_rows.parquet"
@@ -340,6 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg.rows_per_group.update(_pairs(args.rows_per_group))
         cfg.start.update(_pairs(args.start))
         cfg.validate()
+        cfg.check_tasks()
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
