@@ -162,3 +162,50 @@ def test_robustness_into_an_older_report_from_its_rows(tmp_path, capsys):
                  "## Groups needed", "## Accuracy per estimator"):
         assert part in text, part
     assert "--note …" in text and "stopped at 3 of 9`" not in text
+
+
+def test_a_failed_chunk_names_the_failed_rollouts_errors(tmp_path, monkeypatch):
+    """The textonly run stopped with "8 rollouts failed: ['', '']": the message showed the first two entries of
+    ``traj.error`` (rollouts that had not failed). It now shows the failed rollouts' own errors."""
+    from agentgym_credit.bench.montecarlo import credit_confirm as C
+
+    monkeypatch.setitem(C.STAGES, "bad", C.Stage(0, {"webshop": (0, 10**6)}))
+    cfg = ConfirmConfig(stage="bad", envs=("webshop",), n=2, k=2, backend="sync", out=tmp_path, progress=False)
+    with pytest.warns(UserWarning, match="2 of 4 trajectories failed"), \
+            pytest.raises(RuntimeError, match=r"webshop: 2 of 4 trajectories failed \(groups \[1\]\): "
+                          r"reset failed: ValueError: .*out of range.* \(x2\)"):
+        run_chunk(cfg, "webshop", 0, 2)
+
+
+def test_every_stage_and_bench_task_is_in_its_envs_range():
+    """The textonly stage (and ``credit_real``'s ``alfworld-dev``) listed 24 dev tasks; 19 dev games are playable,
+    so the chunk of groups 16-19 lost group 19's eight rollouts at reset ("task 19 out of range")."""
+    from agentgym_credit.bench.montecarlo.config import ENVS, dev_available
+    from agentgym_credit.bench.montecarlo.credit_confirm import STAGES
+
+    uses: dict[str, set] = {name: set(spec.tasks) for name, spec in ENVS.items()}
+    for stage in STAGES.values():
+        for name, tasks in stage.tasks.items():
+            uses[name] |= set(tasks)
+    for name, tasks in uses.items():
+        if name == "alfworld-dev" and not dev_available():
+            continue
+        env = ENVS[name].factory()
+        try:
+            u = env.unwrapped
+            count = u.num_tasks if hasattr(u, "num_tasks") else len(u.games)
+        finally:
+            env.close()
+        assert min(tasks) >= 0 and max(tasks) < count, (name, max(tasks), count)
+
+
+def test_a_stage_task_its_env_lacks_stops_the_run_before_any_chunk(tmp_path, monkeypatch, capsys):
+    from agentgym_credit.bench.montecarlo import credit_confirm as C
+
+    monkeypatch.setitem(C.STAGES, "bad", C.Stage(0, {"webshop": (0, 10**6)}))
+    assert main(["--stage", "bad", "--envs", "webshop", "--groups", "webshop=2", "--backend", "sync",
+                 "--out", str(tmp_path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "stage 'bad', env 'webshop': task 1000000 cannot be played" in err and "out of range" in err
+    assert not list(tmp_path.iterdir())  # nothing ran, nothing written
+    ConfirmConfig(stage="bad", envs=("webshop",), groups={"webshop": 1}).check_tasks()  # group 0 plays task 0

@@ -127,3 +127,28 @@ def test_sync_backend_enforces_its_timeout():
     assert tt.failed[hung].all() and not tt.failed[~hung].any()
     assert all("did not answer within 1 s" in e for e in np.array(tt.error)[hung])
     assert not col.collect(chain_policy, tasks=["ok"]).traj.failed.any()
+
+
+def test_a_worker_killed_by_a_signal_names_the_signal():
+    """A worker that dies leaves a named reason, not a bare exit code: the signal by name (here SIGSEGV, what a
+    crashing native engine gives), and exit code 86 says the engine watchdog ended it and why."""
+    from agentgym_credit.envs.alfworld import zguard
+    from agentgym_credit.wrappers.workers import exit_reason
+
+    col = GroupedRolloutCollector(ChainEnv, group_size=2, backend="subprocess", num_workers=1, max_steps=4,
+                                  progress=False, max_retries=0, spare_workers=0)
+    try:
+        victim = col.worker_pids()[0]
+
+        def policy(obs, infos):
+            if infos[0]["rollout"]["t"] == 1 and alive(victim):
+                os.kill(victim, signal.SIGSEGV)
+            return chain_policy(obs, infos)
+
+        with pytest.raises(CollectionFailed, match=r"died \(killed by signal SIGSEGV \(11\)[;)]") as err:
+            col.collect(policy, tasks=1)
+    finally:
+        col.close()
+    assert all("died (killed by signal SIGSEGV (11)" in e for e in err.value.batch.traj.error)
+    assert exit_reason(zguard.WATCHDOG_EXIT).startswith("exit code 86: ended by the native-engine watchdog")
+    assert exit_reason(3) == "exit code 3" and exit_reason(None) == "exit code unknown"

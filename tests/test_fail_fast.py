@@ -84,3 +84,20 @@ def test_bench_cli_typo_suggests(capsys):
 def test_loading_a_missing_batch_says_it_is_missing(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         RolloutBatch.load(tmp_path / "nope.parquet")
+
+
+def test_an_empty_policy_error_still_fails_with_a_reason_and_the_warning_names_it():
+    """A failed trajectory never carries an empty error: ``{"error": ""}`` says the policy gave no reason, and the
+    collector's warning shows the failed trajectories' error (not just "see batch.traj.error")."""
+    col = GroupedRolloutCollector("credit/GridWorld-v0", group_size=2, max_steps=3, progress=False)
+
+    given = iter(["", None] * 8)
+
+    def blank(obs, infos):
+        return [i["admissible_actions"][0] if i["rollout"]["copy"] == 0 else {"error": next(given)} for i in infos]
+
+    with pytest.warns(UserWarning, match=r"2 of 4 trajectories failed \(groups \[0, 1\]\): policy failed: the "
+                                         r"policy gave an empty 'error' \(no reason\) \(x2\)"):
+        batch = col.collect(blank, tasks=2)
+    errors = [e for e, f in zip(batch.traj.error, batch.traj.failed) if f]
+    assert errors == ["policy failed: the policy gave an empty 'error' (no reason)"] * 2

@@ -41,6 +41,7 @@ import gymnasium as gym
 
 from agentgym_credit.envs.snapshot import set_snapshot_key, snapshot_key
 from agentgym_credit.errors import DependencyNotInstalled
+from agentgym_credit.wrappers import workers as _workers
 from agentgym_credit.wrappers.workers import Batch, EnvFailure, EnvWorker, StepResult, WorkerTimeout
 
 MAIN_GUARD_EXIT = 78
@@ -60,6 +61,7 @@ under the guard:
         main()
 """
 """The fix, shown both in the worker (stderr) and in the error the collector raises."""
+
 
 
 def main_guard_missing() -> bool:
@@ -368,7 +370,7 @@ class SubprocessBackend(Backend):
         # dies instead and the worker exits 1, so the script itself is checked for the guard
         if proc.exitcode == MAIN_GUARD_EXIT or (method == "forkserver" and proc.exitcode and main_guard_missing()):
             return f"worker process {proc.pid} died while starting: " + MAIN_GUARD_FIX.format(method=method)
-        return f"worker process {proc.pid} died while starting (exit code {proc.exitcode})"
+        return f"worker process {proc.pid} died while starting ({_workers.exit_reason(proc.exitcode)})"
 
     def run(self, batches):
         sent: list[bool] = []
@@ -389,8 +391,8 @@ class SubprocessBackend(Backend):
                 sent.append(True)
             except (BrokenPipeError, OSError) as e:
                 self._procs[w].join(0.5)
-                errors[w] = (f"worker process {self._procs[w].pid} died (exit code {self._procs[w].exitcode}; "
-                             f"{type(e).__name__} on send)")
+                why = _workers.exit_reason(self._procs[w].exitcode)
+                errors[w] = f"worker process {self._procs[w].pid} died ({why}; {type(e).__name__} on send)"
                 sent.append(False)
         deadline = time.monotonic() + self.timeout
         for w in range(self.num_workers):
@@ -408,7 +410,7 @@ class SubprocessBackend(Backend):
                 errors[w] = f"worker process {proc.pid} did not answer within {self.timeout:g} s (killed)"
             else:
                 proc.join(0.5)
-                errors[w] = f"worker process {proc.pid} died (exit code {proc.exitcode})"
+                errors[w] = f"worker process {proc.pid} died ({_workers.exit_reason(proc.exitcode)})"
         for w in range(self.num_workers):
             if errors[w] is not None:
                 self._replace(w)

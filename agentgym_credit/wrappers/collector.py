@@ -29,7 +29,7 @@ the parent's history up to that row.
 usable. A single entry that is not a string (or a mapping without ``"action"``) fails only its own
 trajectory, recorded with the error — the rest of the batch goes on. A policy that cannot act for one
 trajectory (a prompt that cannot fit its model, say) returns ``{"error": "why"}`` for it: that trajectory
-fails with ``policy failed: why``.
+fails with ``policy failed: why`` (an empty or ``None`` reason says so: a failure is never without its text).
 
 **Seeding** (identical on every backend). Group ``i`` of the collector's lifetime gets the reset
 seed :func:`group_seed(seed, i) <group_seed>` (or the ``seeds`` given to :meth:`collect`); all its
@@ -106,6 +106,10 @@ def group_seed(seed: int, index: int) -> int:
     return int(np.random.SeedSequence([int(seed), int(index)]).generate_state(1, np.uint32)[0])
 
 
+_NO_REASON = "the policy gave an empty 'error' (no reason)"
+"""What a policy's ``{"error": ""}`` (or ``None``) fails its trajectory with: a failure always says why."""
+
+
 def _parse_policy_output(out: Any, n: int
                          ) -> tuple[list[Any], list[dict[str, Any] | None] | None, list[str | None] | None]:
     """Actions, extras (per entry, ``None`` = none; or ``None`` for all) and errors (likewise)."""
@@ -132,7 +136,7 @@ def _parse_policy_output(out: Any, n: int
             if "action" not in item:
                 actions.append(None)
                 extras.append({k: v for k, v in ex.items() if k != "error"})
-                errors.append(f"policy failed: {item['error']}" if "error" in item else
+                errors.append(f"policy failed: {str(item['error'] or '').strip() or _NO_REASON}" if "error" in item else
                               f"TypeError: policy output {i} is a mapping without an 'action' key")
                 continue
         elif hasattr(item, "action"):
@@ -346,8 +350,7 @@ class GroupedRolloutCollector:
             if reason is not None:  # nothing to learn from; say why instead of returning an empty batch
                 raise CollectionFailed(f"all {nf} trajectories failed for the same reason: {reason}", batch)
         if nf:
-            warnings.warn(f"{nf} of {batch.num_trajectories} trajectories failed "
-                          f"(groups {batch.failed_groups.tolist()[:10]}); see batch.traj.error", stacklevel=2)
+            warnings.warn(f"{batch.failure_summary(limit=1)}; see batch.traj.error", stacklevel=2)
         return batch
 
     def _collect_wave(self, policy: Policy, tasks: list[Any], seeds: list[int], g0: int,

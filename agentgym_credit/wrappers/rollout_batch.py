@@ -41,6 +41,7 @@ import contextlib
 import json
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -231,6 +232,20 @@ class RolloutBatch:
     def failed_groups(self) -> np.ndarray:
         """Ids of groups with at least one failed trajectory."""
         return np.unique(self.traj.group_id[self.traj.failed])
+
+    def failure_summary(self, limit: int = 3) -> str:
+        """The failed trajectories in one line: how many, their groups and their distinct errors (each with its
+        count, the ``limit`` most common); ``""`` when none failed. ``traj.error`` is ``""`` on every trajectory
+        that did not fail, so show this, not the first entries of ``traj.error``."""
+        failed = np.flatnonzero(self.traj.failed)
+        if not len(failed):
+            return ""
+        counts = Counter(self.traj.error[i] or "(no error text)" for i in failed)
+        shown = "; ".join(f"{e} (x{c})" for e, c in counts.most_common(limit))
+        rest = len(counts) - limit
+        more = f"; and {rest} other error{'s' * (rest > 1)}" if rest > 0 else ""
+        return (f"{len(failed)} of {self.num_trajectories} trajectories failed (groups "
+                f"{self.failed_groups.tolist()[:10]}): {shown}{more}")
 
     @property
     def success_rate(self) -> float:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import signal
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -108,6 +109,21 @@ class WorkerTimeout(Exception):
 def _failure(e: BaseException) -> EnvFailure:
     """The :class:`EnvFailure` of an exception raised by an env (``lost`` for a :class:`WorkerTimeout`)."""
     return EnvFailure(_format_error(e), lost=isinstance(e, WorkerTimeout))
+
+
+def exit_reason(code: int | None) -> str:
+    """Why a worker process ended, from its exit code: the signal that killed it by name, or the engine watchdog."""
+    if code is None:
+        return "exit code unknown"
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name} ({-code})"
+        except ValueError:
+            return f"killed by signal {-code}"
+    if code == zguard.WATCHDOG_EXIT:
+        return (f"exit code {code}: ended by the native-engine watchdog, a jericho call ran past its bound (a step: "
+                f"{zguard.STEP_SECONDS:g} s; a restore: {zguard.PROBE_CPU_SECONDS:g} s of CPU); its stderr names the call")
+    return f"exit code {code}"
 
 
 def _format_error(e: BaseException) -> str:
@@ -290,6 +306,7 @@ __all__ = [
     "EnvFactory",
     "EnvWorker",
     "EnvFailure",
+    "exit_reason",
     "WorkerTimeout",
     "Batch",
     "StepResult",

@@ -175,7 +175,7 @@ def run_arm(gt: GroundTruth, spec: PolicySpec, cfg: BranchBenchConfig, seed: int
     finally:
         col.close()
     if batch.traj.failed.any():
-        raise RuntimeError(f"{int(batch.traj.failed.sum())} rollouts failed: {batch.traj.error[:3]}")
+        raise RuntimeError(batch.failure_summary())
     true, cells = _truth(batch, gt, spec)
     steps = batch.steps
     a_s = gigpo_step(steps, gamma=cfg.gamma)

@@ -218,7 +218,7 @@ def collect_run(gt: GroundTruth, spec: PolicySpec, n: int, groups: int, seed: in
     finally:
         collector.close()
     if batch.traj.failed.any():
-        raise RuntimeError(f"{int(batch.traj.failed.sum())} rollouts failed: {batch.traj.error[:3]}")
+        raise RuntimeError(batch.failure_summary())
     return batch
 
 

@@ -198,7 +198,7 @@ def collect(gt: GroundTruth, spec: PolicySpec, n: int, groups: int, seed: int, p
     finally:
         col.close()
     if batch.traj.failed.any():
-        raise RuntimeError(f"{int(batch.traj.failed.sum())} rollouts failed: {batch.traj.error[:3]}")
+        raise RuntimeError(batch.failure_summary())
     return batch
 
 

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from agentgym_credit.bench.montecarlo import confirm_stats as S
-from agentgym_credit.bench.montecarlo.config import ENVS
+from agentgym_credit.bench.montecarlo.config import DEV_GAMES, ENVS
 from agentgym_credit.bench.montecarlo.credit_real import estimator_table, pick_rows
 from agentgym_credit.credit import advantages, step_returns
 from agentgym_credit.credit.steps import StepArrays
@@ -65,10 +65,11 @@ class Stage:
 STAGES: dict[str, Stage] = {
     "explore": Stage(0, {"alfworld-gen": tuple(range(12)), "webshop": tuple(range(64))}),
     "confirm": Stage(1, {"alfworld-gen": tuple(range(100, 400)), "webshop": tuple(range(200, 500))}),
-    "textonly": Stage(2, {"alfworld-dev": tuple(range(24)), "webshop": tuple(range(24, 500))}, "text-only"),
+    "textonly": Stage(2, {"alfworld-dev": tuple(range(DEV_GAMES)), "webshop": tuple(range(24, 500))}, "text-only"),
 }
-"""``textonly`` (issue 41.4): a behaviour policy that sees text only, on the real ALFWorld dev games and the
-WebShop train goals its weights were not set on (goals 0-23 were)."""
+"""``textonly`` (issue 41.4): a behaviour policy that sees text only, on the real ALFWorld dev games (the 19
+playable ones, :data:`~.config.DEV_GAMES`; group g plays game g mod 19) and the WebShop train goals its weights
+were not set on (goals 0-23 were)."""
 
 TEXT_ONLY_POLICY: dict[str, str] = {"alfworld": "text-scorer-alfworld", "webshop": "text-scorer-webshop"}
 """The text-only behaviour policy per env family (:data:`~agentgym_credit.truth.text_only.TEXT_ONLY`)."""
@@ -122,6 +123,20 @@ class ConfirmConfig:
         if self.n < 2:
             raise ValueError(f"n must be >= 2, got {self.n}")
 
+    def check_tasks(self) -> None:
+        """Before any chunk: reset each env on the last task its planned groups play (a ``ValueError`` naming the
+        task if it cannot), so a stage listing a task its env lacks stops here, not hours in."""
+        for e in self.envs:
+            tasks, first = STAGES[self.stage].tasks[e], self.start.get(e, 0)
+            last = max(tasks[g % len(tasks)] for g in range(first, first + max(1, self.groups.get(e, 1))))
+            env = ENVS[e].factory()
+            try:
+                env.reset(seed=0, options={"task": last})
+            except (ValueError, TypeError) as err:
+                raise ValueError(f"stage {self.stage!r}, env {e!r}: task {last!r} cannot be played: {err}") from err
+            finally:
+                env.close()
+
     @property
     def rows_path(self) -> Path:
         return self.out / f"credit_confirm_{self.stage}_rows.parquet"
@@ -154,7 +169,7 @@ def run_chunk(cfg: ConfirmConfig, env_name: str, first: int, count: int) -> tupl
                                  seed=stage.seed) as col:
         batch = col.collect(RolloutPolicy(pol, seed=stage.seed), tasks=tasks, seeds=seeds)
         if batch.traj.failed.any():
-            raise RuntimeError(f"{env_name}: {int(batch.traj.failed.sum())} rollouts failed: {batch.traj.error[:2]}")
+            raise RuntimeError(f"{env_name}: {batch.failure_summary()}")
         t1 = time.perf_counter()
         rows = pick_rows(batch, cfg.n, cfg.rows_per_group[env_name] * count, stage.seed * 100003 + first)
         truth = estimate_crn(col.backend, batch, rows, pol,
@@ -339,6 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg.rows_per_group.update(_pairs(args.rows_per_group))
         cfg.start.update(_pairs(args.start))
         cfg.validate()
+        cfg.check_tasks()
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -334,7 +334,7 @@ def run_cell(cfg: RealConfig, env: EnvSpec, pol_name: str) -> dict[str, Any]:
     with GroupedRolloutCollector(env.factory, group_size=nmax, **mk) as col:
         batch = col.collect(rp, tasks=tasks, seeds=seeds)
         if batch.traj.failed.any():
-            raise RuntimeError(f"{env.name}: {int(batch.traj.failed.sum())} rollouts failed: {batch.traj.error[:2]}")
+            raise RuntimeError(f"{env.name}: {batch.failure_summary()}")
         rows = pick_rows(batch, nmin, cfg.scored.get(env.name, 24), cfg.seed)
         _log(cfg, f"{env.name} / {pol_name}: {len(batch)} steps collected, scoring {len(rows)} rows")
         t1 = time.perf_counter()
