@@ -53,6 +53,7 @@ def _play_expert(env: ALFWorldEnv, task) -> tuple[float, dict]:
     return total, info
 
 
+@pytest.mark.slow  # every dev game to the end (~1 min at load 10 on 2 cores)
 def test_expert_wins_every_dev_game():
     _need_dev()
     env = ALFWorldEnv(source="dev", expert=True)
@@ -133,29 +134,40 @@ _SCRIPT = """
 import json, sys
 import numpy as np
 from agentgym_credit.envs.alfworld.env import ALFWorldEnv
-env = ALFWorldEnv(source=sys.argv[1], task_types=["pick_two_obj_and_place"])
-obs, info = env.reset(seed=7)
-rng = np.random.default_rng(0)
-keys = [info["state_key"]]
-for _ in range(8):
-    a = info["admissible_actions"][int(rng.integers(len(info["admissible_actions"])))]
-    obs, r, term, trunc, info = env.step(a)
-    keys.append(info["state_key"])
-print(json.dumps([info["task_id"], keys]))
+out = {}
+for source in sys.argv[1:]:
+    env = ALFWorldEnv(source=source, task_types=["pick_two_obj_and_place"])
+    obs, info = env.reset(seed=7)
+    rng = np.random.default_rng(0)
+    keys = [info["state_key"]]
+    for _ in range(8):
+        a = info["admissible_actions"][int(rng.integers(len(info["admissible_actions"])))]
+        obs, r, term, trunc, info = env.step(a)
+        keys.append(info["state_key"])
+    out[source] = [info["task_id"], keys]
+print(json.dumps(out))
 """
 
 
-@pytest.mark.parametrize("source", ["generated", "dev"])
-def test_same_seed_same_state_keys_across_processes(source):
-    if source == "dev":
-        _need_dev()
-    runs = [
-        subprocess.run([sys.executable, "-c", _SCRIPT, source], capture_output=True, text=True, check=True,
-                       env={"PYTHONHASHSEED": str(s), "PATH": "/usr/bin:/bin",
-                            "AGENTGYM_CREDIT_SAS_CACHE": os.environ["AGENTGYM_CREDIT_SAS_CACHE"]})
+@pytest.fixture(scope="module")
+def two_processes():
+    """Both sources played in each of two interpreters with different string hash seeds (one interpreter per
+    seed, not per source and seed: each start imports the engines)."""
+    sources = ["generated", *(["dev"] if DEV.is_dir() else [])]
+    return [
+        json.loads(subprocess.run([sys.executable, "-c", _SCRIPT, *sources], capture_output=True, text=True,
+                                  check=True, env={"PYTHONHASHSEED": str(s), "PATH": "/usr/bin:/bin",
+                                                   "AGENTGYM_CREDIT_SAS_CACHE": os.environ["AGENTGYM_CREDIT_SAS_CACHE"]}
+                                  ).stdout.strip().splitlines()[-1])
         for s in (1, 2)
     ]
-    a, b = (json.loads(r.stdout.strip().splitlines()[-1]) for r in runs)
+
+
+@pytest.mark.parametrize("source", ["generated", "dev"])
+def test_same_seed_same_state_keys_across_processes(source, two_processes):
+    if source == "dev":
+        _need_dev()
+    a, b = (run[source] for run in two_processes)
     assert a == b
     assert len(set(a[1])) > 1
 

@@ -58,7 +58,8 @@ def _play_both(data: dict, commands_for, n_steps: int) -> int:
     return n_steps
 
 
-@pytest.mark.parametrize("k", [0, 12])
+# the stock engine plays each game at ~15-30 s at load 10 on 2 cores: one game per test in the fast suite
+@pytest.mark.parametrize("k", [0, pytest.param(12, marks=pytest.mark.slow)])
 def test_random_and_junk_commands_identical(k):
     games = _dev_games()
     game = games[k % len(games)]
@@ -72,7 +73,7 @@ def test_random_and_junk_commands_identical(k):
     assert _play_both(data, pick, 15) == 15
 
 
-@pytest.mark.parametrize("k", [3, 15])
+@pytest.mark.parametrize("k", [3, pytest.param(15, marks=pytest.mark.slow)])
 def test_expert_episode_identical_and_wins(k):
     games = _dev_games()
     game = games[k % len(games)]

@@ -148,10 +148,16 @@ def test_cache_round_trip_is_data(cache):
     assert [str(x) for x in task2.init] == [str(x) for x in task.init]
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_damaged_or_planted_entry_is_a_rebuilt_miss(cache, tmp_path, kind):
+@pytest.fixture(scope="module")
+def translated():
+    """The game's texts and their translation, made once for the module (the translator is deterministic)."""
     domain, problem = _texts()
-    _, sas = fast.pddl2sas(domain, problem, False)
+    return domain, problem, fast.pddl2sas(domain, problem, False)[1]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_damaged_or_planted_entry_is_a_rebuilt_miss(cache, tmp_path, kind, translated):
+    domain, problem, sas = translated
     key = sascache.entry_key(fast._version_tag(), False, domain, problem)
     path = sascache.entry_path(cache, key)
     path.parent.mkdir(parents=True)

@@ -155,6 +155,8 @@ def test_foreign_corrupted_and_stock_snapshots_are_refused():
         stock.get_state()
 
 
+@pytest.mark.slow  # ~50 s at load 10; the fast suite runs the same check (snapshots included) on ALFWorld in
+# test_alfworld_env.py::test_contract_check_passes and test_contract.py
 def test_contract_check_covers_snapshots():
     report = check_credit_env(ALFWorldEnv(**{**KW, "max_steps": 15}), seed=4, n_steps=40)
     assert any("snapshots restore the run" in line for line in report.checked)

@@ -29,6 +29,9 @@ def quick_out(tmp_path_factory):
     return out
 
 
+# the --quick run (every task, policy and estimator) takes ~3 min at load 10 on 2 cores: with the slow tests; the
+# fast suite runs the same command end to end on a tiny grid (test_the_main_job_from_a_copy_of_the_root...)
+@pytest.mark.slow
 def test_quick_run_writes_every_output(quick_out):
     for name in ("credit_accuracy.md", "credit_accuracy.csv", "credit_accuracy_runs.csv", "credit_accuracy_bias.csv",
                  "credit_accuracy_info.csv", "credit_accuracy_pearson.png", "credit_accuracy_sign_acc.png"):
@@ -47,6 +50,7 @@ def test_quick_run_writes_every_output(quick_out):
     assert "ceiling" not in md.lower()
 
 
+@pytest.mark.slow
 def test_quick_run_metrics_are_finite_and_in_range(quick_out):
     cfg = C.CreditBenchConfig.quick_config()
     rows = R.read_csv(quick_out / "credit_accuracy.csv")

@@ -137,7 +137,10 @@ def test_sigint_during_collection_leaves_no_orphans(tmp_path):
                 print("INTERRUPTED", flush=True)
                 raise
     """))
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT's default action in the child: a runner that started the suite in the background (``cmd &``, nohup)
+    # hands it an ignored SIGINT, and Python then installs no KeyboardInterrupt handler (the test hung 300 s)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         line = proc.stdout.readline()
         assert line.startswith("PIDS"), proc.stderr.read()

@@ -15,8 +15,13 @@ from agentgym_credit.envs.registration import registered_ids
 from agentgym_credit.errors import ContractViolation, ResetNeeded
 from agentgym_credit.testing import check_credit_env
 
+# the two engine envs take ~20 and ~60 s at load 10 on 2 cores: with the slow tests (the fast suite checks the
+# contract on those engines in test_alfworld_env.py, test_textworld_env.py and test_textworld_snapshot.py)
+_ENGINES = {"credit/ALFWorld-v0", "credit/TextWorld-v0"}
 
-@pytest.mark.parametrize("env_id", registered_ids())
+
+@pytest.mark.parametrize("env_id", [pytest.param(i, marks=pytest.mark.slow) if i in _ENGINES else i
+                                    for i in registered_ids()])
 def test_registered_env_honours_the_contract(env_id):
     env = gym.make(env_id)
     try:

@@ -55,6 +55,7 @@ def test_a_webshop_snapshot_query_over_the_cap_is_refused_before_searching(monke
 
 
 # -- D6 ------------------------------------------------------------------------------------------------
+@pytest.mark.slow  # compiles the TextWorld game twice (~65 s at load 10 on 2 cores)
 def test_a_symlinked_textworld_cache_entry_is_replaced_not_written_through(tmp_path):
     pytest.importorskip("jericho")
     from agentgym_credit.envs.alfworld import gamecache

@@ -5,6 +5,7 @@ itself is not done here (no CUDA; see benchmarks/speed/verl_gpu.md)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -50,6 +51,50 @@ def _compose(name: str):
         return compose(config_name=name)
 
 
+_MAKE_DATA_RUNS = r"""
+import contextlib, io, json, runpy, sys, traceback
+results = []
+for argv in json.loads(sys.argv[1]):
+    sys.argv = [sys.argv[0], *argv]
+    out, err, code = io.StringIO(), io.StringIO(), 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            runpy.run_path(MAKE_DATA, run_name="__main__")
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+    results.append([code, out.getvalue(), err.getvalue()])
+print(json.dumps(results))
+"""
+
+
+def make_data_runs(*argvs: list[str]) -> list[subprocess.CompletedProcess]:
+    """``examples/verl/make_data.py`` run with each argument list, as ``python make_data.py ARGS`` from the root, in
+    one interpreter: each start imports verl (with ``core_algos``), ~30-50 s of wall time at load 10 on 2 cores."""
+    code = _MAKE_DATA_RUNS.replace("MAKE_DATA", repr(str(EXAMPLE / "make_data.py")))
+    done = subprocess.run([sys.executable, "-c", code, json.dumps([list(a) for a in argvs])], capture_output=True,
+                          text=True, timeout=300 * len(argvs), cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [subprocess.CompletedProcess(["make_data.py", *a], rc, out, err)
+            for a, (rc, out, err) in zip(argvs, json.loads(done.stdout.strip().splitlines()[-1]), strict=True)]
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    """Every make_data.py run of this module, in one interpreter: {name: (output folder, CompletedProcess)}."""
+    root = tmp_path_factory.mktemp("make_data")
+    runs = {"plain": ["--out", str(root / "plain"), "--train-groups", "3", "--val-groups", "2"],
+            "va": ["--out", str(root / "plain" / "va"), "--train-groups", "1", "--val-groups", "1",
+                   "--val-dev-groups", "2", "--prompting", "verl-agent", "--history-len", "2"],
+            **{name: ["--env", va["env"], "--out", str(root / name), "--train-groups", "1", "--val-groups", "1",
+                      "--prompting", "verl-agent"] for name, va in sorted(VERL_AGENT.items())}}
+    done = make_data_runs(*runs.values())
+    return {name: (Path(argv[argv.index("--out") + 1]), out)
+            for (name, argv), out in zip(runs.items(), done, strict=True)}
+
+
 def test_example_config_composes_and_every_key_is_verls():
     cfg = _compose("gigpo_alfworld")
     assert cfg.algorithm.adv_estimator == "agc_gigpo"
@@ -73,9 +118,8 @@ def test_verl_agent_config_has_verl_agents_settings_and_valid_options():
     assert set(opts) <= set(credit.estimator_options("verl-agent")) and opts["mode"] == "mean_std_norm"
 
 
-def test_make_data_rows_survive_parquet_and_give_the_loop_its_settings(tmp_path):
-    out = subprocess.run([sys.executable, str(EXAMPLE / "make_data.py"), "--out", str(tmp_path), "--train-groups", "3",
-                          "--val-groups", "2"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+def test_make_data_rows_survive_parquet_and_give_the_loop_its_settings(made):
+    tmp_path, out = made["plain"]
     assert out.returncode == 0, out.stderr[-2000:]
     rows = pq.read_table(tmp_path / "train.parquet").to_pylist()
     assert len(rows) == 3 and not list(tmp_path.glob("*.tmp"))
@@ -84,10 +128,7 @@ def test_make_data_rows_survive_parquet_and_give_the_loop_its_settings(tmp_path)
     assert s["max_steps"] == 50 and s["task"] is None
     val = al._settings(pq.read_table(tmp_path / "val.parquet").to_pylist()[0])
     assert val["env_kwargs"] == {"split": "eval_in"} and val["seed"] == 10**6
-    out = subprocess.run([sys.executable, str(EXAMPLE / "make_data.py"), "--out", str(tmp_path / "va"),
-                          "--train-groups", "1", "--val-groups", "1", "--val-dev-groups", "2",
-                          "--prompting", "verl-agent", "--history-len", "2"],
-                         capture_output=True, text=True, timeout=300, cwd=ROOT)
+    out = made["va"][1]
     assert out.returncode == 0, out.stderr[-2000:]
     val = pq.read_table(tmp_path / "va" / "val.parquet").to_pylist()
     assert [r["data_source"] for r in val] == ["alfworld/generated", "alfworld/dev", "alfworld/dev"]
@@ -138,7 +179,7 @@ VERL_AGENT = {
 
 
 @pytest.mark.parametrize("name", sorted(VERL_AGENT))
-def test_recipe_batch_sizes_in_step_rows_equal_verl_agents(name, tmp_path):
+def test_recipe_batch_sizes_in_step_rows_equal_verl_agents(name, made):
     """verl 0.9.1's v1 trainer updates on mini-batches of ``ppo_mini_batch_size * rollout.n`` rows
     (``trainer_base._update_actor``); each row is one env step. verl-agent's are ``ppo_mini_batch_size`` step rows."""
     va = VERL_AGENT[name]
@@ -156,9 +197,7 @@ def test_recipe_batch_sizes_in_step_rows_equal_verl_agents(name, tmp_path):
                                                                           va["max_response_length"])
     assert cfg.algorithm.adv_estimator == "agc_verl_agent" and cfg.algorithm.agc_options.mode == va["mode"]
     assert r.val_kwargs.temperature == 0.4 and cfg.actor_rollout_ref.ref.fsdp_config.param_offload
-    out = subprocess.run([sys.executable, str(EXAMPLE / "make_data.py"), "--env", va["env"], "--out", str(tmp_path),
-                          "--train-groups", "1", "--val-groups", "1", "--prompting", "verl-agent"],
-                         capture_output=True, text=True, timeout=300, cwd=ROOT)
+    tmp_path, out = made[name]
     assert out.returncode == 0, out.stderr[-2000:]
     s = al._settings(pq.read_table(tmp_path / "train.parquet").to_pylist()[0])
     assert (s["max_steps"], s["rules"], s["token_rewards"], s["history_len"]) == (va["max_steps"], "verl-agent",

@@ -59,3 +59,16 @@ def test_readme_has_exactly_two_setup_commands_and_ci_runs_the_test_one():
     test_cmd = commands[1].split("&& ", 1)[1]
     ci = (ROOT / ".ci" / "run").read_text()
     assert "bash scripts/install.sh" in ci and test_cmd in ci
+
+
+def test_readme_runs_the_fast_suite_and_ci_runs_the_slow_tests_too():
+    """``python -m pytest -q`` leaves out the tests marked slow (pyproject's addopts); CI runs README's command and
+    then ``-m slow``, going on to the slow tests when the fast ones fail and failing if either did."""
+    import tomllib
+    opts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert "-m 'not slow'" in opts["addopts"], opts["addopts"]
+    assert any(m.startswith("slow:") for m in opts["markers"]), opts["markers"]
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert "python -m pytest -q || status=$?" in ci and "python -m pytest -q -m slow || status=$?" in ci, ci
+    assert ci.index("python -m pytest -q -m slow || status=$?") > ci.index("python -m pytest -q || status=$?")
+    assert ci[-1] == 'exit "$status"', ci[-1]

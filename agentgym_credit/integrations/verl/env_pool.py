@@ -33,6 +33,8 @@ import threading
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
+# the process side runs from a module outside this package: a spawned process imports its module's package
+from agentgym_credit.wrappers.slot_calls import goal_category, slot_call
 from agentgym_credit.wrappers.workers import EnvFactory, EnvWorker
 
 _POOLS: dict[tuple[str, int], list[Executor]] = {}
@@ -62,28 +64,6 @@ def shutdown() -> None:
         _POOLS.clear()
 
 
-def _goal_category(worker: EnvWorker, slot: int) -> str:
-    goal = getattr(worker._env(slot).unwrapped, "goal", None)
-    return str(goal.get("category", "")) if isinstance(goal, dict) else ""
-
-
-# ---- process side -----------------------------------------------------------------------------------------
-_WORKERS: dict[tuple[Any, ...], EnvWorker] = {}
-
-
-def _remote(key: tuple[Any, ...], method: str, slot: int, *args: Any) -> Any:
-    worker = _WORKERS.get(key)
-    if worker is None:
-        env_id, env_kwargs, depth = key
-        worker = _WORKERS[key] = EnvWorker(EnvFactory(env_id, env_kwargs), history_depth=depth)
-    if method == "close":
-        worker._drop(slot)
-        return None
-    if method == "category":
-        return _goal_category(worker, slot)
-    return getattr(worker, method)(slot, *args)
-
-
 class ProcessEnv:
     """A trajectory's env in one process of the pool (module docstring)."""
 
@@ -102,7 +82,7 @@ class ProcessEnv:
         self.slot = next(_SLOTS)
 
     async def call(self, method: str, *args: Any) -> Any:
-        return await asyncio.wrap_future(self.ex.submit(_remote, self.key, method, self.slot, *args))
+        return await asyncio.wrap_future(self.ex.submit(slot_call, self.key, method, self.slot, *args))
 
     async def category(self, env_id: str, info: dict[str, Any]) -> str:
         if info.get("task_type"):
@@ -133,7 +113,7 @@ class ThreadEnv:
             return str(info["task_type"])
         if "WebShop" not in env_id:
             return ""
-        return await asyncio.get_running_loop().run_in_executor(self.ex, _goal_category, self.worker, 0)
+        return await asyncio.get_running_loop().run_in_executor(self.ex, goal_category, self.worker, 0)
 
     async def close(self) -> None:
         self.worker.close()
