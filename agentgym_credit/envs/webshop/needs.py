@@ -14,7 +14,6 @@ asks for nothing the reward checks: no option value, colour, number or attribute
 from __future__ import annotations
 
 import re
-
 from typing import Any
 
 NEEDS: dict[str, str] = {
