@@ -153,12 +153,14 @@ def _table(vs: list[dict[str, Any]]) -> list[str]:
     return rows
 
 
-def _room_lines(rooms: dict[str, RoomKind]) -> list[str]:
+def _room_lines(rooms: dict[str, RoomKind], skew: bool = False) -> list[str]:
+    """One line per room kind: object range (and ``size_skew`` with ``skew``), receptacle ranges."""
     lines = []
     for kind in ROOM_KINDS:
         r = rooms[kind]
         recs = ", ".join(f"{k} {lo}-{hi}" for k, (lo, hi) in r.receptacles.items())
-        lines.append(f"- {kind}: objects {r.n_objects[0]}-{r.n_objects[1]}; {recs}")
+        extra = f", size_skew {r.size_skew:g}" if skew else ""
+        lines.append(f"- {kind}: objects {r.n_objects[0]}-{r.n_objects[1]}{extra}; {recs}")
     return lines
 
 

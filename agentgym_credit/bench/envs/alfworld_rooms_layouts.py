@@ -45,6 +45,7 @@ from agentgym_credit.bench.envs.alfworld_layouts import (
 from agentgym_credit.bench.envs.alfworld_rooms import (
     _generated,
     _plan_values,
+    _room_lines,
     _score,
     _table,
     fit_rooms,
@@ -217,15 +218,6 @@ def _unseen_lines(rows: list[dict[str, Any]], held: list[dict[str, Any]], gen: l
     return lines
 
 
-def _room_lines(rooms: dict[str, RoomKind]) -> list[str]:
-    out = []
-    for k in ROOM_KINDS:
-        r = rooms[k]
-        recs = ", ".join(f"{n} {lo}-{hi}" for n, (lo, hi) in r.receptacles.items())
-        out.append(f"- {k}: objects {r.n_objects[0]}-{r.n_objects[1]}, size_skew {r.size_skew:g}; {recs}")
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m agentgym_credit.bench.envs.alfworld_rooms_layouts",
                                  description=__doc__.split("\n")[0])
@@ -312,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
               *_unseen_lines(rows, held, results["spread"][3]), "",
               f"Rule `{GENERATOR_RULE}` fitted on the fit scenes + dev floor plans (written into "
               "`agentgym_credit/envs/alfworld/rooms.py` as ROOMS; `tests/test_alfworld_layouts.py` refits and "
-              "compares):", "", *_room_lines(fits[GENERATOR_RULE]), ""]
+              "compares):", "", *_room_lines(fits[GENERATOR_RULE], skew=True), ""]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
