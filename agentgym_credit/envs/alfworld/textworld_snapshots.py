@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from agentgym_credit.envs import snapshot as S
-from agentgym_credit.envs.alfworld import zguard, zmachine
+from agentgym_credit.envs.alfworld import textworld_quests, zguard, zmachine
 from agentgym_credit.errors import SnapshotError
 
 MEMO_SIZE = 1024
@@ -133,19 +133,22 @@ def memo_names(tracker: Any) -> None:
     inform7.agc_memo = True
 
 
-def _copy_progression(progression: Any, game: Any = None) -> Any:
+def _copy_progression(progression: Any, game: Any = None, quests: bool = True) -> Any:
     """``progression.copy()`` without its wasted start: textworld's copy runs ``__init__``, which lists the
     actions applicable in the game's *initial* state (70 % of a restore on tw-simple) and then replaces
     them. Same fields as that copy (textworld 1.7); any other version uses its own ``copy``. ``game``: the
-    copy's game (another env's ``Game`` loaded from the same verified file; default the progression's)."""
+    copy's game (another env's ``Game`` loaded from the same verified file; default the progression's); ``quests``:
+    ``False`` leaves the copy's quest progressions empty (it tracks no quest)."""
     fields = ("game", "state", "_valid_actions", "quest_progressions")
     if not all(hasattr(progression, f) for f in fields) or set(vars(progression)) - {*fields, "update", "agc_actions"}:
         new = progression.copy()
         new.game = game or new.game
+        if not quests:
+            new.quest_progressions = []
         return new
     new = object.__new__(type(progression))
     new.game, new.state, new._valid_actions = game or progression.game, progression.state.copy(), progression._valid_actions
-    new.quest_progressions = [_copy_quest(qp) for qp in progression.quest_progressions]
+    new.quest_progressions = [_copy_quest(qp) for qp in progression.quest_progressions] if quests else []
     return new
 
 
@@ -192,10 +195,13 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(zlib.compress(data, 6)).decode("ascii")
 
 
-def _actions_key(gamefile: str, text: str) -> tuple[str, bytes]:
+def _actions_key(gamefile: str, text: str, quests: bytes | None) -> tuple[str, bytes]:
     """Memo key of a game progression: the story file (verified before it is loaded:
-    :mod:`~agentgym_credit.envs.alfworld.gamecache`) and a digest of the action log's exact text."""
-    return gamefile, hashlib.blake2b(text.encode(), digest_size=16).digest()
+    :mod:`~agentgym_credit.envs.alfworld.gamecache`) and a digest of the action log's exact text and of the
+    stored quest progressions (``None``: none stored)."""
+    h = hashlib.blake2b(text.encode(), digest_size=16)
+    h.update(b"\0" if quests is None else b"\1" + quests)
+    return gamefile, h.digest()
 
 
 def _remember(key: tuple[str, bytes], progression: Any, actions: tuple, policy: Any) -> None:
@@ -248,7 +254,9 @@ def save(env: Any, before: tuple | None = None, command: str = "") -> dict[str, 
     if actions is None:
         raise SnapshotError("TextWorld snapshot: the game's actions were not recorded since its reset")
     log = json.dumps([a.serialize() for a in actions], separators=(",", ":"))  # one text field
-    _remember(_actions_key(jericho.gamefile, log), _copy_progression(tracker._game_progression), tuple(actions),
+    quests = textworld_quests.dump(tracker._game_progression, actions)
+    quests = None if quests is None else quests.encode()
+    _remember(_actions_key(jericho.gamefile, log, quests), _copy_progression(tracker._game_progression), tuple(actions),
               tracker._current_winning_policy)
     regs = [int(pc), int(sp), int(fp), int(frame_count), int(opcode)]
     digest = _digest(ram, stack, regs, rng, command)
@@ -263,14 +271,17 @@ def save(env: Any, before: tuple | None = None, command: str = "") -> dict[str, 
         "rng": [int(x) for x in rng],
         "command": command,
         "actions": log,
+        "quests": None if quests is None else _b64(quests),
     }
 
 
-PAYLOAD_FIELDS = frozenset({"ram", "ram_size", "stack", "regs", "rng", "command", "actions"})
+PAYLOAD_FIELDS = frozenset({"ram", "ram_size", "stack", "regs", "rng", "command", "actions", "quests"})
 """The ``game`` part of a TextWorld snapshot: the Z-machine state *before the last command sent to the game*
 (RAM as a compressed XOR with the story file, stack, registers ``pc sp fp frame_count opcode``, RNG), that
 ``command`` (``""`` at move 0: the state is then the game as reset) and the logic actions applied since reset
-(textworld's own serialization, as one JSON text). Nothing derived is stored, no text either: a restore sets
+(textworld's own serialization, as one JSON text) and, when the game tracks quests (expert infos on), the quest
+progressions those actions led to (:mod:`~agentgym_credit.envs.alfworld.textworld_quests`: path dependent, so
+carried; compressed JSON, or ``None``: then the replay tracks the quests itself). No other derived state is stored, no text either: a restore sets
 the state and plays the command, so the step's text, score and move count are what the interpreter answers
 (issue 43 D4: a sealed narrative set the text the agent saw); facts and admissible commands come from the
 replayed actions."""
@@ -321,13 +332,23 @@ def _parse(data: Any, frotz: Any, story: tuple[int, np.ndarray, bytes], header: 
     if command != " ".join(command.lower().split()) or not command.isprintable() or not command.isascii():
         raise SnapshotError("TextWorld snapshot payload: command must be a normalized printable ASCII command")
     log = S.text(p["actions"], "actions", S.MAX_JSON_BYTES)  # parsed only when it is re-applied (_replay)
-    return {"ram": ram, "stack": stack, "regs": regs, "rng": rng, "command": command, "log": log}
+    quests = p["quests"]
+    if quests is not None:  # inflated here (capped), parsed only when it is used (restore)
+        quests = S.text(quests, "quests", _MAX_B64)
+        try:
+            packed = base64.b64decode(quests.encode("ascii"), validate=True)
+        except ValueError as exc:
+            raise SnapshotError(f"TextWorld snapshot payload: quests is not base64 data ({exc})") from None
+        quests = S.inflate(packed, S.MAX_JSON_BYTES, "TextWorld snapshot payload: quests")
+    return {"ram": ram, "stack": stack, "regs": regs, "rng": rng, "command": command, "log": log, "quests": quests}
 
 
-def _replay(tracker: Any, log: str, max_actions: int) -> tuple[Any, list[Any]]:
+def _replay(tracker: Any, log: str, max_actions: int, quests: bytes | None = None) -> tuple[Any, list[Any]]:
     """A fresh game progression with the logged logic actions re-applied, each checked valid where it is (an
     instantiation of one of the game's rules whose preconditions hold; what ``GameProgression.update`` does,
-    listing the applicable actions once at the end instead of after every action)."""
+    listing the applicable actions once at the end instead of after every action). With ``quests`` (a snapshot's
+    stored quest progressions, :mod:`~agentgym_credit.envs.alfworld.textworld_quests`) the actions change the
+    facts only and the stored progressions are set at the end: no quest is tracked action by action."""
     from textworld.generator.game import GameProgression
     from textworld.logic import Action
 
@@ -340,20 +361,24 @@ def _replay(tracker: Any, log: str, max_actions: int) -> tuple[Any, list[Any]]:
         raise SnapshotError(f"TextWorld snapshot payload: an action does not parse ({type(exc).__name__})") from None
     game = tracker._game
     tracking = tracker._game_progression.tracking_quests
+    if quests is not None and not tracking:
+        raise SnapshotError("TextWorld snapshot payload: quests given for a game that tracks none (expert infos off)")
     initial = _INITIAL.get((id(game), tracking))
     if initial is not None and initial[0] is game:  # the game as reset, remembered (remember_initial): a copy
-        progression = _copy_progression(initial[1], game)
+        progression = _copy_progression(initial[1], game, quests=quests is None)
     else:  # GameProgression's own start lists every action applicable in the initial state
-        progression = GameProgression(game, track_quests=tracking)
-    state, rules, quests = progression.state, game.kb.rules, progression.quest_progressions
+        progression = GameProgression(game, track_quests=tracking and quests is None)
+    state, rules, tracked = progression.state, game.kb.rules, progression.quest_progressions
     for action in actions:  # GameProgression.update without listing every applicable action after each one
         rule = rules.get(action.name)
         if rule is None or not state.is_applicable(action) or rule.match(action) is None:
             raise SnapshotError(f"TextWorld snapshot replay: {action.name} is not valid in the game at that point")
         state.apply(action)
-        for quest in quests:
+        for quest in tracked:  # none when the snapshot carries them
             quest.update(action, state)
     progression._valid_actions = list(state.all_applicable_actions(rules.values(), game.kb.types.constants_mapping))
+    if quests is not None:
+        progression.quest_progressions = textworld_quests.load(quests, game, actions, state)
     return progression, actions
 
 
@@ -405,14 +430,14 @@ def restore(env: Any, data: Any, max_actions: int = 10_000, reset_raw: Any = Non
                             and d["regs"] == tuple(int(r) for r in at_reset_z[2:7])):
         raise SnapshotError("TextWorld snapshot: a state at move 0 (no command) must be the game as reset")
 
-    key = _actions_key(jericho.gamefile, d["log"])
+    key = _actions_key(jericho.gamefile, d["log"], d["quests"])
     saved = _MEMO.get(key)
     tracking = tracker._game_progression.tracking_quests
     if saved is not None and saved[0].tracking_quests == tracking:  # this log seen in this process
         _MEMO.move_to_end(key)
         progression, actions, policy = _copy_progression(saved[0], tracker._game), list(saved[1]), saved[2]
     else:  # re-apply the logic actions on a fresh progression (then remembered: a second restore is a copy)
-        progression, actions = _replay(tracker, d["log"], max_actions)
+        progression, actions = _replay(tracker, d["log"], max_actions, d["quests"])
         policy = progression.winning_policy
         _remember(key, _copy_progression(progression), tuple(actions), policy)
     z = (d["ram"], d["stack"], *d["regs"], d["rng"], b"" if command else bytes(at_reset_z[8]))
