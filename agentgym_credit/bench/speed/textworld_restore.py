@@ -21,6 +21,7 @@ first <= 2x, foreign second <= 0.2x). :data:`PREDICTIONS` was written before the
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import resource
@@ -70,7 +71,7 @@ def _episode(env, other, seed: int, steps: int) -> dict[str, float]:
     wall, cpu = [], []
     for _ in range(steps):
         acts = info["admissible_actions"]
-        (obs, r, term, trunc, info), w, c = _timed(lambda: env.step(acts[int(rng.integers(len(acts)))]))
+        (obs, r, term, trunc, info), w, c = _timed(functools.partial(env.step, acts[int(rng.integers(len(acts)))]))
         wall.append(w)
         cpu.append(c)
         if term or trunc:

@@ -239,8 +239,9 @@ def _tree(data: Any, kb: Any, actions: list[Any]) -> Any:
 def load(text: str, game: Any, logged: list[Any], state: Any) -> list[Any]:
     """The quest progressions :func:`dump` stored, built for ``game`` (the env's own ``Game``) after the logged
     actions ``logged`` brought the facts to ``state``; every field checked (``SnapshotError``)."""
-    from agentgym_credit.envs import snapshot as S
     from textworld.generator.game import EventProgression, QuestProgression
+
+    from agentgym_credit.envs import snapshot as S
 
     data = S.load_json(text, "TextWorld snapshot payload: quests")
     if data.__class__ is not dict or set(data) != {"actions", "quests"}:
