@@ -241,3 +241,17 @@ def test_expert_off_stores_no_progression_and_refuses_one(cache):
     finally:
         env.close()
         off.close()
+
+
+def test_a_snapshot_from_before_quests_were_stored_restores_by_tracking_them(cache):
+    """The format before this change (no ``quests`` field) still restores: the replay tracks the quests itself."""
+    env = _played(cache)
+    try:
+        game = env._snapshot_payload()["game"]
+        plan = env._state["policy_commands"]
+        old = {k: v for k, v in game.items() if k != "quests"}
+        _forget()
+        state, _, _ = T.restore(env._env, old, reset_state=lambda: env._opening_of()[1])
+        assert state["policy_commands"] == plan
+    finally:
+        env.close()

@@ -312,6 +312,8 @@ def _parse(data: Any, frotz: Any, story: tuple[int, np.ndarray, bytes], header: 
     capped before decompressing and parsing, the Z-machine state against the story file
     (:mod:`~agentgym_credit.envs.alfworld.zmachine`; ``header``: the RAM header of the game as this process
     reset it, not the live interpreter's, which a halted run may have written over)."""
+    if isinstance(data, dict) and data.keys() == PAYLOAD_FIELDS - {"quests"}:  # made before quests were stored
+        data = {**data, "quests": None}  # restored as then: the replay tracks the quests itself
     p = S.fields(data, "TextWorld", PAYLOAD_FIELDS)
     ram_size, stack_size = frotz.frotz_lib.getRAMSize(), frotz.frotz_lib.getStackSize()
     if S.nat(p["ram_size"], "RAM size") != ram_size:
