@@ -255,3 +255,22 @@ def test_a_snapshot_from_before_quests_were_stored_restores_by_tracking_them(cac
         assert state["policy_commands"] == plan
     finally:
         env.close()
+
+
+def test_stored_quests_are_ignored_where_textworld_keeps_other_fields(cache, monkeypatch):
+    """A textworld whose progressions are not 1.7's (``readable`` false) restores by tracking the quests itself."""
+    from agentgym_credit.envs.alfworld import textworld_quests as Q
+
+    env = _played(cache)
+    try:
+        game = env._snapshot_payload()["game"]
+        plan = env._state["policy_commands"]
+        monkeypatch.setattr(Q, "readable", lambda progression: False)
+        updates = []
+        real = QuestProgression.update
+        monkeypatch.setattr(QuestProgression, "update", lambda self, *a, **k: updates.append(1) or real(self, *a, **k))
+        _forget()
+        state, _, _ = T.restore(env._env, game, reset_state=lambda: env._opening_of()[1])
+        assert state["policy_commands"] == plan and updates
+    finally:
+        env.close()

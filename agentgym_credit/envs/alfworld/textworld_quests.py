@@ -5,6 +5,7 @@ What lives here:
 - :func:`dump` — the quest progressions of a game progression (what textworld tracks with expert infos on: each
   event's triggered/untriggerable flags, policy and dependency tree, each quest's completions) as one JSON text, or
   ``None`` when the game tracks no quest (or an action of a tree cannot be named: the restore then replays);
+- :func:`readable` — whether a progression's quests have textworld 1.7's fields (what is stored and set);
 - :func:`load` — the inverse, every field checked (a :class:`~agentgym_credit.errors.SnapshotError` otherwise):
   textworld 1.7's ``QuestProgression`` objects as the played game had them.
 
@@ -47,7 +48,7 @@ def _err(why: str) -> SnapshotError:
     return SnapshotError(f"TextWorld snapshot payload: quests: {why}")
 
 
-def _readable(progression: Any) -> bool:
+def readable(progression: Any) -> bool:
     """The quest progressions have textworld 1.7's fields (another version's are not stored: a restore replays)."""
     return all(set(vars(qp)) == _QUEST_FIELDS and all(set(vars(e)) == _EVENT_FIELDS
                                                       for e in (*qp.win_events, *qp.fail_events))
@@ -146,7 +147,7 @@ def dump(progression: Any, logged: list[Any]) -> str | None:
     logic actions applied since reset (the snapshot's action log). ``None`` when it tracks no quest, when the
     progressions are not textworld 1.7's, or when an action of a tree cannot be named (the restore then replays
     the log with tracking on, as before)."""
-    if not progression.tracking_quests or not _readable(progression):
+    if not progression.tracking_quests or not readable(progression):
         return None
     namer = _Namer(progression.game, logged)
     quests = []
@@ -272,4 +273,4 @@ def load(text: str, game: Any, logged: list[Any], state: Any) -> list[Any]:
     return out
 
 
-__all__ = ["MAX_ENTRIES", "dump", "load"]
+__all__ = ["MAX_ENTRIES", "dump", "load", "readable"]

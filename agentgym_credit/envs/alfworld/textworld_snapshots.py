@@ -365,6 +365,8 @@ def _replay(tracker: Any, log: str, max_actions: int, quests: bytes | None = Non
     tracking = tracker._game_progression.tracking_quests
     if quests is not None and not tracking:
         raise SnapshotError("TextWorld snapshot payload: quests given for a game that tracks none (expert infos off)")
+    if quests is not None and not textworld_quests.readable(tracker._game_progression):
+        quests = None  # this textworld's progressions are not 1.7's: the replay tracks the quests itself
     initial = _INITIAL.get((id(game), tracking))
     if initial is not None and initial[0] is game:  # the game as reset, remembered (remember_initial): a copy
         progression = _copy_progression(initial[1], game, quests=quests is None)
