@@ -41,7 +41,10 @@ PREDICTIONS = (
     "Predicted: watchdog foreign first with infos on 1.4-2.4x a step by CPU time (tw-coin_collector the likeliest "
     "above 2x: its step is the cheapest), wall ratios the same +- tens of percent; infos off unchanged, 1.5-2.5x; "
     "probe foreign first still 10-25x (the forked child's start, not the replay: its goal stays missed); own and "
-    "foreign second 0.1-0.6x. The machine is shared (load ~5 on 2 CPUs before this run)."
+    "foreign second 0.1-0.6x. The machine is shared (load ~5 on 2 CPUs before this run). Rerun, written before it: "
+    "two runs of this code gave watchdog foreign first with infos on 1.8-2.3x and 1.9-2.4x by CPU time; since then "
+    "snapshot.load_json's depth check got 3x faster (~0.65 ms of a tw-cooking restore's ~10 ms): expected a tenth or "
+    "so lower, 1.7-2.3x, the goal still within run-to-run noise on tw-simple and tw-cooking."
 )
 """What the run is expected to show (written before it ran)."""
 
