@@ -18,7 +18,9 @@ How it is built, and why:
   and the full score needs the right options. Generator v7 (issue 45) adds 4-6 *description twins* per
   family (:data:`DESCRIPTION_TWINS`: copies priced around the base whose asked attributes only the Description page
   states, with the same search words), puts price negatives just above the highest budget, and asks some
-  measured options as a bound (:mod:`.constraints`: "smallest size over 600 ml").
+  measured options as a bound (:mod:`.constraints`: "smallest size over 600 ml"). Generator v8 prices twins like
+  their base (:data:`TWIN_PRICE_SPREAD`: v7's were all cheaper, a cue) and, with each category's shared attributes
+  (:data:`~.vocabulary.CATEGORY_ATTRIBUTES`) and 2-3 attribute bases, gives most families 4-8 twins.
 * The text of a product mentions its own attributes only, and never its option values, so a
   wrong product or a wrong option costs reward exactly as the reward rules say. All members of a
   family share one title (half the families name one attribute in it, :data:`TITLE_ATTRIBUTE`), and
@@ -149,7 +151,8 @@ def _ask(rng: _Stream, options: dict[str, list[str]]) -> dict[str, str]:
 ATTRIBUTE_COUNTS = (0.7, 0.95)
 """Cumulative shares of goals asking for 1 and up to 2 attributes (the rest ask 3). Issue 45 tried 0.2 / 0.6 (a
 wrong description twin then costs more of the score: about 1 point less for the best script on tuning seeds) and
-kept 0.7 / 0.95: the longer instructions (22.8 words a goal at 5,000, against the human sample's 14.4) moved
+kept 0.7 / 0.95 (v8 tried 0.35 / 0.85 with options asked at 0.6: 73.8 / 22.9% for the best script at 1k on
+tuning seeds, but sentence vocabulary 0.84x human on the language tuning seeds): the longer instructions (22.8 words a goal at 5,000, against the human sample's 14.4) moved
 the language away from the human goals."""
 
 
@@ -244,9 +247,11 @@ def _family(rng: _Stream, pt: ProductType, hard: bool = False) -> list[dict[str,
 
 
 FAMILY_ATTRIBUTES = 3
-"""Most attributes a family's base has (at least 2): the rest of the type's pool is left for twins to swap in."""
+"""Most attributes a family's base has (at least 2): the rest of the type's pool is left for twins to swap in
+(4 until v7; 3 from v8, chosen on tuning seeds 1-9, leaves room for more twins)."""
 DESCRIPTION_TWINS = (6, 8)
-"""Fewest and most *description twins* a family gets (issue 45): copies of the base, priced around it
+"""Fewest and most *description twins* a family gets (issue 45; 4-6 until v7, when the pool left one or two),
+as many as the type's spare multi-word attributes allow: copies of the base, priced around it
 (:data:`TWIN_PRICE_SPREAD`), with every asked multi-word attribute swapped for another (its own one first, unique in
 the family), and the same title, bullet
 points, options and description words: only the description's wording says which attribute a twin has
