@@ -119,11 +119,13 @@ def test_typos_and_omissions_at_their_rates(raw5k):
 
 def test_rule_baseline_near_the_paper(tmp_path):
     """Search the instruction, first result, Buy Now: paper 45.6 score, 9.6% success; was 0% success
-    (every goal asked for options), now some goals are met by any choice on the item page."""
+    (every goal asked for options), now some goals are met by any choice on the item page. Generator v8 (issue 45)
+    gives most families 4-8 description twins that tie with the goal's product in search, so the first result is
+    more often a twin: 33.6 / 2.4% here (v7: 43.2 / 6.2%), harder than the paper's, never easier."""
     from agentgym_credit.bench.envs import webshop_difficulty as W
     from agentgym_credit.envs.webshop.catalog import generate_catalog
     from agentgym_credit.envs.webshop.env import WebShopEnv
 
     env = WebShopEnv(catalog=generate_catalog(1000), split="test", cache_dir=False)
     r = W._episodes(env, W.rule_policy, 500, seed=0)
-    assert abs(r["score"] - 45.6) <= 10 and abs(r["success"] - 9.6) <= 5, r
+    assert 28.0 <= r["score"] <= 45.6 + 10 and 1.0 <= r["success"] <= 9.6 + 5, r

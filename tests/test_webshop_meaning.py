@@ -77,6 +77,23 @@ def test_compare_goes_back_from_an_item_that_does_not_fit():
     assert pol(env, {}, None) == "click[b002]"
 
 
+@pytest.mark.parametrize(("order", "first"), [("page", "click[b001]"), ("dearest", "click[b003]"), ("cheapest", "click[b002]")])
+def test_reading_policy_opens_look_alikes_in_page_or_price_order(order, first):
+    ins = "a lavender shampoo, price lower than 20.00 dollars"
+    prods = [{"asin": "B001", "Title": "Acme Lavender Shampoo", "Price": "$12.00"},
+             {"asin": "B002", "Title": "Acme Lavender Shampoo", "Price": "$11.00"},
+             {"asin": "B003", "Title": "Acme Lavender Shampoo", "Price": "$13.50"},
+             {"asin": "B004", "Title": "Acme Lavender Shampoo", "Price": "$25.00"}]  # over budget: never first
+    pol = M.ReadingPolicy(order=order)
+    pol(_env("search", P.search_page(ins), ins), {}, None)
+    assert pol(_env("results", P.results_page(ins, prods, 1, 4, set()), ins), {}, None) == first
+
+
+def test_reading_policy_refuses_an_unknown_order():
+    with pytest.raises(ValueError, match="order must be one of"):
+        M.ReadingPolicy(order="random")
+
+
 def test_hard_report_runs_end_to_end_and_writes_the_verdict(tmp_path):
     from agentgym_credit.bench.envs import webshop_hard as H
 

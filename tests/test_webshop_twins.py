@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import math
 
 import numpy as np
 import pytest
@@ -60,7 +61,40 @@ def test_a_twin_misses_the_goal_attributes_it_lacks_under_the_original_rules(cat
     assert checked > 100
 
 
-def test_twins_are_cheaper_and_price_negatives_sit_just_over_every_budget():
+def _families(n: int, seed: int):
+    from agentgym_credit.envs.webshop.catalog import _family
+    from agentgym_credit.envs.webshop.vocabulary import PRODUCT_TYPES
+
+    rng = _Stream(np.random.default_rng(seed))
+    for _ in range(n):
+        yield _family(rng, PRODUCT_TYPES[rng.integers(len(PRODUCT_TYPES))])
+
+
+def test_the_base_is_no_likelier_than_a_twin_to_be_the_dearest_or_cheapest_look_alike():
+    """Generator v8: v7's twins were all cheaper than their base, so the dearest look-alike was the base."""
+    dearest = cheapest = expected = families = 0
+    for fam in _families(600, seed=5):
+        base = next(m for m in fam if m["kind"] == "base")
+        twins = [m for m in fam if m["kind"] == "description"]
+        if not twins:
+            continue
+        prices = [m["price"][0] for m in [base, *twins]]
+        dearest += base["price"][0] == max(prices)
+        cheapest += base["price"][0] == min(prices)
+        expected += 1 / len(prices)
+        families += 1
+        # every twin inside any budget the base's goal can draw (at least the second $10 step above its price)
+        floor_budget = 10 * (math.floor(base["price"][0] / 10) + 2)
+        assert all(t["price"][0] < floor_budget for t in twins)
+        if base["price"][1] is not None:  # a ranged base: ranged twins (a range alone would name the base)
+            assert all(t["price"][1] is not None for t in twins)
+    assert families > 300
+    # about 1 in k+1 each (170 expected here); v7 gave dearest == families
+    assert 0.75 * expected < dearest < 1.25 * expected
+    assert 0.75 * expected < cheapest < 1.25 * expected
+
+
+def test_look_alike_prices_vary_and_price_negatives_sit_just_over_every_budget():
     specs = list(iter_raw(1200, seed=3))
     by_title = collections.defaultdict(list)
     for item, _att, _ in specs:

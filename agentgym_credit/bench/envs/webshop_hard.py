@@ -31,34 +31,42 @@ from agentgym_credit.envs.webshop.env import WebShopEnv
 
 TUNING_SEEDS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 """Catalogue seeds the scripts and the generator were tuned on (never reported as the result)."""
-JUDGED_SEEDS: tuple[int, ...] = (100, 101)
-"""Catalogue seeds of the judged run: fixed before any run, never looked at while tuning."""
+JUDGED_SEEDS: tuple[int, ...] = (102, 103)
+"""Catalogue seeds of the judged run: fixed before any run, never looked at while tuning (generator v8; v7 was
+judged on 100-101, which have been seen twice since)."""
+
+PREDICTIONS_FILE = Path("benchmarks/envs/webshop_meaning_v8.predictions.md")
+"""The predictions of the judged v8 run, committed before it (:data:`PREDICTIONS` is its text)."""
 
 PREDICTIONS = """\
-Predictions for generator v7 (description twins, size bounds, price traps; issue 45), committed before its judged
-run (judged seeds 100 and 101). Tuning, seeds 1-9 at 1k products, 150 goals each: best script
-*meaning+description* 80.0 score / 41.9% success (per seed 78-82 / 37-49%); seeds 5-6 at 10k, 100 goals (bound
-rate 0.2, one revision earlier): 75.8 / 28.0%. Judged: best script *meaning+description* 77-83 with 37-48% success at 1k and 73-79 / 22-33% at 10k;
-expert 100% at both sizes. So the score goal (<= 75) is missed at 1k and likely missed by 0-4 points at 10k,
-the success goal (<= 40%) is likely missed at 1k and met at 10k. The generator v6 runs of this report (best
-script 85.0 / 56.2% at 1k, 79.7 / 37.5% at 10k) are in git history."""
+Predictions for generator v8 (issue 45: twins priced around their base, category-wide attributes so that a
+family gets 4-8 description twins, bases of 2-3 attributes), committed before its judged run on catalogue seeds
+102 and 103 (100-101 judged v7 and were seen twice). Tuning, seeds 1-9 at 1k products, 150 goals each: best
+script *meaning+description* 75.9 score / 27.7% success (the price-ordered variants: dearest 75.1 / 31.3,
+cheapest lower; *meaning+compare* 73.8 / 20.2); seeds 5-6 at 10k, 150 goals each: 69.6 / 20.3 (dearest
+68.2 / 21.0). Judged, 2 catalogues x 200 test goals a size: best script 73-79 with 22-34% success at 1k and
+66-73 / 15-26% at 10k; expert 100% at both sizes. So the success goal (<= 40%) is likely met at both sizes, the
+score goal (<= 75) likely missed at 1k by about 1 point and met at 10k. No price-ordered script beats its
+page-order version by more than 1 point."""
 
 NOTES = """Notes. The scripts read only the instruction and the pages. Their shade table (`webshop_meaning.SHADES`) was
 written after reading the generator's vendor colour table (`envs/webshop/vendor.py`), and the size-bound
 reader (`webshop_meaning.bound`) after writing the generator's bound clauses (`envs/webshop/constraints.py`):
 favourable choices for the scripts, not blind ones. *meaning+description* opens the Description page of each
 candidate whose options fit (two clicks) and reads its `Not:` list; the 15-step limit lets it read two or three.
-Its settings (`compare=3`, `accept_words=1`) and the generator's (4-6 description twins, bound rate 0.2, price
-negatives just above the highest budget) were chosen on tuning seeds 1-9 only; the bound rate went from 0.2 to
-0.15 to keep the language test's mean of 20 words an instruction. A visible cue was left in: twins
-are cheaper than their base, so from a base's goal the right product is the dearest of its look-alikes; no
-script here uses it. Each size: 2 judged catalogues x 200 test goals = 400 goals."""
+Its settings (`compare=3`, `accept_words=1`; 4 and 5 read no more within 15 steps) and the generator's (v7: 4-6
+description twins, bound rate 0.15, price negatives just above the highest budget; v8: twins priced like the base,
+`vocabulary.CATEGORY_ATTRIBUTES`, `FAMILY_ATTRIBUTES = 3`, 6-8 twins where the pool allows) were chosen on tuning
+seeds 1-9 only. Goals asking more attributes and fewer options (a wrong twin then costs more: 73.8 / 22.9 at 1k
+on the tuning seeds) were tried and not kept: vocabulary fell to 0.84x human on the language tuning seeds. Generator v8 removed v7's price cue (twins
+were always cheaper than their base): twins' prices are drawn like the base's (`catalog.TWIN_PRICE_SPREAD`), and
+*meaning+description+dearest* / *+cheapest* open the look-alikes by price to show that no price order gains. Each size: 2 judged catalogues x 200 test goals = 400 goals."""
 
 GOALS = {"score": 75.0, "success": 40.0, "expert": 100.0}
 
 POLICIES: dict[str, Any] = {**MEANING_SCRIPTS, "fuzzy-option": SCRIPTS["fuzzy-option"], "expert": None}
 
-DEFAULT_OUT = Path("benchmarks/envs/webshop_meaning.md")
+DEFAULT_OUT = Path("benchmarks/envs/webshop_meaning_v8.md")
 HARD_OUT = Path("benchmarks/envs/webshop_meaning_hard.md")
 
 HARD_PREDICTIONS = """\

@@ -239,6 +239,12 @@ def _ranked(env: Any) -> list[tuple[float, str]]:
     return sorted(out, key=lambda x: -x[0])
 
 
+def _result_prices(env: Any) -> dict[str, float]:
+    """Price of every product on the results page, by lower-case asin."""
+    els = env._page.elements
+    return {e.text.lower(): _price(els[i + 2].text) for i, e in enumerate(els) if e.kind == P.PRODUCT and i + 2 < len(els)}
+
+
 def _groups(env: Any) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for e in env._page.elements:
@@ -356,6 +362,10 @@ def description_fit(instruction: str, text: str) -> tuple[set[str], set[str]]:
     return denied, affirmed - denied
 
 
+ORDERS = ("page", "dearest", "cheapest")
+"""Orders in which :class:`ReadingPolicy` opens its candidates: results-page order, or by price."""
+
+
 class ReadingPolicy:
     """*meaning+description*: as *meaning+compare*, and on each candidate whose options fit it opens the
     Description (two clicks) and reads it with :func:`description_fit`; it buys the first candidate whose
@@ -363,8 +373,10 @@ class ReadingPolicy:
     back to the best candidate read (fewest denied words, then most affirmed, then option fit). Candidates:
     the results within :data:`NEAR` of the best title score, in budget, in page order, at most ``compare``."""
 
-    def __init__(self, compare: int = 3, accept_words: int = 1):
-        self.compare, self.accept_words = int(compare), int(accept_words)
+    def __init__(self, compare: int = 3, accept_words: int = 1, order: str = "page"):
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+        self.compare, self.accept_words, self.order = int(compare), int(accept_words), order
         self._memo: dict[int, dict[str, Any]] = {}
 
     def _left(self, env: Any, memo: dict[str, Any]) -> int:
@@ -384,7 +396,11 @@ class ReadingPolicy:
                 if not ranked:
                     return "click[back to search]"
                 top = ranked[0][0]
-                memo["queue"] = [a for s, a in ranked if s >= top - NEAR][: self.compare] or [ranked[0][1]]
+                near = [a for s, a in ranked if s >= top - NEAR]
+                if self.order != "page":  # look-alikes by price: dearest (or cheapest) first
+                    price = _result_prices(env)
+                    near.sort(key=lambda a: price.get(a, 0.0), reverse=self.order == "dearest")
+                memo["queue"] = near[: self.compare] or [ranked[0][1]]
             if memo["target"] is None:
                 todo = [a for a in memo["queue"] if a not in memo["seen"]]
                 # after this click: description, back, options (about 3) and buy
@@ -440,6 +456,8 @@ MEANING_SCRIPTS: dict[str, Any] = {
     "meaning": MeaningPolicy(compare=1),
     "meaning+compare": MeaningPolicy(compare=COMPARE),
     "meaning+description": ReadingPolicy(),
+    "meaning+description+dearest": ReadingPolicy(order="dearest"),
+    "meaning+description+cheapest": ReadingPolicy(order="cheapest"),
 }
 """The meaning-reading scripts, by the name the report uses."""
 

@@ -16,9 +16,11 @@ How it is built, and why:
   option missing, a price above any budget of the base's goal), in random catalog order. Each
   member's goal asks for what sets it apart, so the right product needs a look at the item page,
   and the full score needs the right options. Generator v7 (issue 45) adds 4-6 *description twins* per
-  family (:data:`DESCRIPTION_TWINS`: cheaper copies whose asked attributes only the Description page
+  family (:data:`DESCRIPTION_TWINS`: copies priced around the base whose asked attributes only the Description page
   states, with the same search words), puts price negatives just above the highest budget, and asks some
-  measured options as a bound (:mod:`.constraints`: "smallest size over 600 ml").
+  measured options as a bound (:mod:`.constraints`: "smallest size over 600 ml"). Generator v8 prices twins like
+  their base (:data:`TWIN_PRICE_SPREAD`: v7's were all cheaper, a cue) and, with each category's shared attributes
+  (:data:`~.vocabulary.CATEGORY_ATTRIBUTES`) and 2-3 attribute bases, gives most families 4-8 twins.
 * The text of a product mentions its own attributes only, and never its option values, so a
   wrong product or a wrong option costs reward exactly as the reward rules say. All members of a
   family share one title (half the families name one attribute in it, :data:`TITLE_ATTRIBUTE`), and
@@ -63,7 +65,7 @@ from agentgym_credit.envs.webshop.vocabulary import (
     ProductType,
 )
 
-GENERATOR_VERSION = 7
+GENERATOR_VERSION = 8
 """Bumped whenever the generator's output changes (keys the on-disk cache)."""
 
 MIN_PRODUCTS, MAX_PRODUCTS = 10, 2_000_000
@@ -149,7 +151,8 @@ def _ask(rng: _Stream, options: dict[str, list[str]]) -> dict[str, str]:
 ATTRIBUTE_COUNTS = (0.7, 0.95)
 """Cumulative shares of goals asking for 1 and up to 2 attributes (the rest ask 3). Issue 45 tried 0.2 / 0.6 (a
 wrong description twin then costs more of the score: about 1 point less for the best script on tuning seeds) and
-kept 0.7 / 0.95: the longer instructions (22.8 words a goal at 5,000, against the human sample's 14.4) moved
+kept 0.7 / 0.95 (v8 tried 0.35 / 0.85 with options asked at 0.6: 73.8 / 22.9% for the best script at 1k on
+tuning seeds, but sentence vocabulary 0.84x human on the language tuning seeds): the longer instructions (22.8 words a goal at 5,000, against the human sample's 14.4) moved
 the language away from the human goals."""
 
 
@@ -243,15 +246,25 @@ def _family(rng: _Stream, pt: ProductType, hard: bool = False) -> list[dict[str,
     return [members[j] for j in sorted(range(len(members)), key=lambda j: order.index(j))]
 
 
-FAMILY_ATTRIBUTES = 4
-"""Most attributes a family's base has (at least 2): the rest of the type's pool is left for twins to swap in."""
-DESCRIPTION_TWINS = (4, 6)
-"""Fewest and most *description twins* a family gets (issue 45): copies of the base, cheaper (a price trap at
-82-97% of its price), with every asked multi-word attribute swapped for another (its own one first, unique in
+FAMILY_ATTRIBUTES = 3
+"""Most attributes a family's base has (at least 2): the rest of the type's pool is left for twins to swap in
+(4 until v7; 3 from v8, chosen on tuning seeds 1-9, leaves room for more twins)."""
+DESCRIPTION_TWINS = (6, 8)
+"""Fewest and most *description twins* a family gets (issue 45; 4-6 until v7, when the pool left one or two),
+as many as the type's spare multi-word attributes allow: copies of the base, priced around it
+(:data:`TWIN_PRICE_SPREAD`), with every asked multi-word attribute swapped for another (its own one first, unique in
 the family), and the same title, bullet
 points, options and description words: only the description's wording says which attribute a twin has
 (``Key features: ...`` vs ``Not: ...``, the missing ones hyphenated so that the reward's text match and the
 search engine's words are those of the base), so telling them apart costs a Description click each."""
+
+
+TWIN_PRICE_SPREAD = (0.1, 2.4)
+"""Description twins' prices (generator v8, issue 45): the base's price is one uniform draw within
+``min(0.1 * price, $2.40)`` of a family centre and each twin's another, so the base is no likelier than a twin to
+be the dearest or cheapest look-alike (v7's twins were always cheaper: a cue). Twins of a ranged base get a
+range of the same proportions. Every twin is within $9.60 of the base: inside any budget the base's goal draws
+(:func:`~.data._budget` leaves at least $10 above the price), and the base inside every twin's."""
 
 
 def _description_twins(rng: _Stream, pt: ProductType, members: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -264,6 +277,10 @@ def _description_twins(rng: _Stream, pt: ProductType, members: list[dict[str, An
     if not gone_pool or not spares:
         return []
     k = min(rng.integers(DESCRIPTION_TWINS[0], DESCRIPTION_TWINS[1] + 1), len(spares))
+    # prices drawn like the base's: the base is one draw around a centre, each twin another (same ranged form)
+    p0, top = base["price"]
+    spread = min(TWIN_PRICE_SPREAD[0] * p0, TWIN_PRICE_SPREAD[1])
+    centre = p0 - spread * (2 * rng.u() - 1)
     twins = []
     for j in rng.sample(len(spares), k):
         # every asked multi-word attribute swapped: this twin's own one, then other spares while they last
@@ -272,8 +289,9 @@ def _description_twins(rng: _Stream, pt: ProductType, members: list[dict[str, An
         fill = [spares[j]] + [others[i] for i in rng.sample(len(others), min(len(others), len(gone_pool) - 1))]
         for gone, new in zip(gone_pool, fill):
             attrs[attrs.index(gone)] = new
-        price = round(base["price"][0] * (0.82 + 0.15 * rng.u()), 2)
-        twins.append({**base, "kind": "description", "attrs": attrs, "own_attr": spares[j], "price": (price, None),
+        price = round(max(0.01, centre + spread * (2 * rng.u() - 1)), 2)
+        twins.append({**base, "kind": "description", "attrs": attrs, "own_attr": spares[j],
+                      "price": (price, round(price * top / p0, 2) if top is not None else None),
                       "options": {n: list(v) for n, v in base["options"].items()}})
     return twins
 
@@ -457,6 +475,7 @@ __all__ = [
     "OMISSION",
     "PRODUCT_TYPES",
     "TITLE_ATTRIBUTE",
+    "TWIN_PRICE_SPREAD",
     "ProductType",
     "generate_catalog",
     "generate_raw",
