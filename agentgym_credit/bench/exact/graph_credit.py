@@ -21,6 +21,7 @@ What lives here: :data:`SIGNALS` (name -> function of (steps, obs_steps, gamma))
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import platform
 import shlex
@@ -38,6 +39,7 @@ from agentgym_credit.bench.exact.credit_signals import obs_keyed
 from agentgym_credit.bench.exact.heldout import FAMILIES, GRADED
 from agentgym_credit.bench.stats import metrics as M
 from agentgym_credit.credit import advantages
+from agentgym_credit.credit.graph import graph as graph_estimator
 
 ALL_TASKS = FAMILIES
 
@@ -135,6 +137,12 @@ def report(res, tasks, policies, group_sizes, header: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _graph_defaults() -> str:
+    """``graph``'s current defaults of the options this table varies, read from its signature (never stale)."""
+    params = inspect.signature(graph_estimator).parameters
+    return ", ".join(f"{k} {params[k].default!r}" for k in ("shrink", "terminal", "tail", "lam"))
+
+
 def main(argv: list[str] | None = None) -> int:
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--split", choices=("heldout", "tuning", "signals"), default="heldout")
@@ -162,7 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.from_md:
         old = Path(a.from_md).read_text().split("\n## Findings")[0].rstrip()
         text = old + "\n\n" + (Path(a.findings).read_text().rstrip() + "\n" if a.findings else "")
-        Path(a.out).write_text(text)
+        tmp = Path(a.out).with_name(Path(a.out).name + ".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, a.out)
         return 0
     cmd = "python -m agentgym_credit.bench.exact.graph_credit --split signals " + " ".join(shlex.quote(x) for x in argv)
     load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -170,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     res = run(a.tasks, a.policies, a.group_sizes, a.seeds, a.trajectories, a.instances)
     wall = time.perf_counter() - t0
     load1 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    header = ["# Graph credit against the exact A^π", ""]
+    header = ["# Graph credit against the exact A^π (every signal)", ""]
     if a.predictions:
         header += [Path(a.predictions).read_text().rstrip(), ""]
     header += [f"Command: `{cmd}`", "",
@@ -180,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
                f"Sizes: {a.trajectories} rollouts per run (= {a.trajectories}/N groups of N, task instances "
                f"cycling over the first {a.instances}), {a.seeds} seeds, γ = 0.95, estimators at their defaults "
                "unless the signal name says otherwise. Signals: " + "; ".join(f"`{k}`" for k in SIGNALS) + ".",
-               "`graph` runs at its defaults (shrink 1); `shrink0` is the plain certainty-equivalence estimator. "
+               f"`graph` runs at its defaults ({_graph_defaults()}); `shrink0` is the plain certainty-equivalence "
+               "estimator (the other defaults kept). "
                "`[obs]` keys the graph on `obs_key` (what an agent sees; by default there loops='events': a node is "
                "(observation, the set of observations the trajectory has looped at so far), no back-off; "
                "`split` is the earlier default, a loop counter with back-off 4 to the unsplit graph), "
@@ -193,7 +204,9 @@ def main(argv: list[str] | None = None) -> int:
         text = text.rstrip() + "\n\n" + Path(a.findings).read_text().rstrip() + "\n"
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, out)
     print(text)
     return 0
 
