@@ -1,9 +1,10 @@
 """Graph credit against the exact A^π: ``graph`` (and its options) vs GraphGPO, GAGPO, GiGPO, HGPO, GRPO.
 
 Three modes (``--split``): ``heldout`` (the default) runs :mod:`.heldout` on the held-out families and
-writes ``benchmarks/exact/graph_credit.md`` (the headline numbers: families defaults were never chosen on);
-``tuning`` runs the default candidates on the tuning families (``benchmarks/exact/credit_tuning.md``); both are
-split as ``benchmarks/exact/credit_heldout.split.md`` says. ``signals`` is the per-signal table below on any
+writes ``benchmarks/exact/graph_credit_heldout.md`` (the headline numbers: families defaults were never chosen on);
+``tuning`` runs the default candidates on the tuning families (``benchmarks/exact/graph_credit_tuning.md``); both
+are split as ``benchmarks/exact/credit_heldout.split.md`` says (``graph_credit.md`` and ``credit_tuning.md`` are
+issue 29's records of the same two runs). ``signals`` is the per-signal table below on any
 families (``--tasks``, default the five old tuning families; ``benchmarks/exact/graph_credit_signals.md``).
 
 Run ``python -m agentgym_credit.bench.exact.graph_credit`` (from the repository root). The runs reuse ``bench credit``'s machinery
