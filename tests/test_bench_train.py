@@ -182,6 +182,16 @@ def test_rank_correlations_with_learning_speed():
     assert R_["pearson"]["uniform"] == 1.0 and R_["grad_cos"]["softQ*(T=0.3)"] == -1.0
 
 
+def test_two_estimators_give_no_best_predictor_rather_than_nan():
+    """training_graph_obs*.md (2 estimators) printed "Best predictor along training: Pearson r (mean ρ +nan)"."""
+    ests = ("gigpo[obs]", "graph[obs]")
+    cfg = T.TrainBenchConfig(tasks=("cue",), estimators=ests)
+    summary = [{"task": "cue", "estimator": e, "auc": a, "pearson": a, "sign_acc": a, "wsign_acc": a, "grad_cos": a}
+               for e, a in zip(ests, (0.6, 0.9))]
+    lines = TR.predicts_lines(cfg, TS.rank_correlations(cfg, summary, []))
+    assert "nan" not in "\n".join(lines) and lines[0].startswith("- **Best predictor along training: not measured**")
+
+
 def test_hidden_change_rows_are_state_changes_the_observation_misses():
     traj = np.array([0, 0, 0, 1, 1])
     t = np.array([0, 1, 2, 0, 1])

@@ -131,6 +131,9 @@ def predicts_lines(cfg: TrainBenchConfig, ranks: Sequence[dict[str, Any]]) -> li
             for m in CREDIT_METRICS for col in cols}
     best = max(CREDIT_METRICS, key=lambda m: -2 if math.isnan(mean[(m, "along_training")]) else mean[(m, "along_training")])
     n = max(r["estimators"] for r in ranks)
+    if n < 3:  # a Spearman rho needs 3 items: say so instead of printing "+nan" as a best predictor
+        return [f"- **Best predictor along training: not measured** (a rank correlation across estimators needs at "
+                f"least 3 per task; this run has {n}). The credit metrics of each estimator are in the tables below."]
     lines = [f"Spearman rank correlation, across the {n} estimators of each task, between a credit metric and "
              "learning speed (area under the exact success curve of the fresh-seed runs). With this few estimators "
              f"a single correlation is noisy (|ρ| < {_rho_crit(n):.2f} is not distinguishable from 0 at 5%). Along "
