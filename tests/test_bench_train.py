@@ -363,3 +363,14 @@ def test_observation_history_arms_see_only_observations():
     np.testing.assert_array_equal(bench_advantages("graph_q", steps, **opts), advantages("graph_q", steps, **opts))
     with pytest.raises(ValueError, match="history_from"):
         bench_advantages("graph_q", steps, history_from="text", **opts)
+
+
+def test_the_summary_has_a_line_per_task_without_a_grpo_arm():
+    """A graph[obs] vs GiGPO[obs] run (no GRPO) summarized only "+nan" before: each task's obs-key line is there."""
+    ests = ("gigpo[obs]", "graph[obs]")
+    cfg = T.TrainBenchConfig(tasks=("cue",), estimators=ests)
+    summary = [{"task": "cue", "estimator": e, "final": f, "seeds": 10} for e, f in zip(ests, (0.99, 1.0))]
+    comps = [{"task": "cue", "a": "graph[obs]", "b": "gigpo[obs]", "measure": "steps_censored", "relative": -0.6,
+              "holm": "win", "diff": -1600.0, "ci": 300.0}]
+    lines = TR.summary_lines(cfg, [], summary, comps)
+    assert len(lines) == 1 and lines[0].startswith("- **cue**") and "`graph[obs]` -60% (Holm: fewer steps" in lines[0]
