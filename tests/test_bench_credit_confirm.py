@@ -209,3 +209,17 @@ def test_a_stage_task_its_env_lacks_stops_the_run_before_any_chunk(tmp_path, mon
     assert "stage 'bad', env 'webshop': task 1000000 cannot be played" in err and "out of range" in err
     assert not list(tmp_path.iterdir())  # nothing ran, nothing written
     ConfirmConfig(stage="bad", envs=("webshop",), groups={"webshop": 1}).check_tasks()  # group 0 plays task 0
+
+
+def test_the_synthetic_check_section_names_its_own_machine(tmp_path):
+    """credit_truth_precision.md's machine line was the first run's (in a hand-written setup block) after reruns:
+    the section each rerun replaces now states the machine it ran on."""
+    from agentgym_credit.bench.montecarlo.confirm_report import write_synthetic
+    from agentgym_credit.bench.stats.report import machine_info
+
+    row = {"task": "credit/GridWorld-v0", "policy": "uniform", "rows": 3, "strata_coverage": 1.0, "crn_coverage": 1.0,
+           "strata_steps": 10, "crn_steps": 20, "strata_mse": 0.1, "crn_mse": 0.01, "gain_mse": 5.0, "gain_se": 4.0}
+    md = tmp_path / "p.md"
+    write_synthetic(md, [row], "agentgym-credit bench credit_confirm --synthetic-check", 1.0)
+    text = md.read_text()
+    assert f"platform `{machine_info()['platform']}`" in text and "| credit/GridWorld-v0 | uniform | 3 |" in text

@@ -182,6 +182,16 @@ def test_rank_correlations_with_learning_speed():
     assert R_["pearson"]["uniform"] == 1.0 and R_["grad_cos"]["softQ*(T=0.3)"] == -1.0
 
 
+def test_two_estimators_give_no_best_predictor_rather_than_nan():
+    """training_graph_obs*.md (2 estimators) printed "Best predictor along training: Pearson r (mean ρ +nan)"."""
+    ests = ("gigpo[obs]", "graph[obs]")
+    cfg = T.TrainBenchConfig(tasks=("cue",), estimators=ests)
+    summary = [{"task": "cue", "estimator": e, "auc": a, "pearson": a, "sign_acc": a, "wsign_acc": a, "grad_cos": a}
+               for e, a in zip(ests, (0.6, 0.9))]
+    lines = TR.predicts_lines(cfg, TS.rank_correlations(cfg, summary, []))
+    assert "nan" not in "\n".join(lines) and lines[0].startswith("- **Best predictor along training: not measured**")
+
+
 def test_hidden_change_rows_are_state_changes_the_observation_misses():
     traj = np.array([0, 0, 0, 1, 1])
     t = np.array([0, 1, 2, 0, 1])
@@ -353,3 +363,14 @@ def test_observation_history_arms_see_only_observations():
     np.testing.assert_array_equal(bench_advantages("graph_q", steps, **opts), advantages("graph_q", steps, **opts))
     with pytest.raises(ValueError, match="history_from"):
         bench_advantages("graph_q", steps, history_from="text", **opts)
+
+
+def test_the_summary_has_a_line_per_task_without_a_grpo_arm():
+    """A graph[obs] vs GiGPO[obs] run (no GRPO) summarized only "+nan" before: each task's obs-key line is there."""
+    ests = ("gigpo[obs]", "graph[obs]")
+    cfg = T.TrainBenchConfig(tasks=("cue",), estimators=ests)
+    summary = [{"task": "cue", "estimator": e, "final": f, "seeds": 10} for e, f in zip(ests, (0.99, 1.0))]
+    comps = [{"task": "cue", "a": "graph[obs]", "b": "gigpo[obs]", "measure": "steps_censored", "relative": -0.6,
+              "holm": "win", "diff": -1600.0, "ci": 300.0}]
+    lines = TR.summary_lines(cfg, [], summary, comps)
+    assert len(lines) == 1 and lines[0].startswith("- **cue**") and "`graph[obs]` -60% (Holm: fewer steps" in lines[0]

@@ -56,3 +56,31 @@ def test_the_fast_cells_of_every_registered_report_reproduce_or_are_marked_stale
     blocks = {b.split(" ", 1)[0].split(":", 1)[0]: b for b in out.split("verify benchmarks/")[1:]}
     for path, r in V.REPORTS.items():
         assert (f"known stale (made on {r.stale})" if r.stale else "  reproduces") in blocks[path], out
+
+
+def _stale_listed(guide: str) -> dict[str, str]:
+    """The reports docs/benchmarks.md lists as made before the current code: ``{path under benchmarks/: commit}``."""
+    import re
+
+    block = guide.split("\nStale reports", 1)[1].split("\n## ", 1)[0]
+    listed: dict[str, str] = {}
+    for line in block.splitlines():
+        if line.startswith("  - `benchmarks/"):
+            commit = re.search(r"made on ([0-9a-f]{7,40})", line)
+            for path in re.findall(r"`benchmarks/([^`]+\.md)`", line.split(" (made on")[0]):
+                listed[path] = commit.group(1) if commit else ""
+    return listed
+
+
+def test_every_report_listed_stale_exists_and_no_registered_report_is_listed_as_reproducing():
+    """The guide's stale list names real files with the commit they were made on; a report the verify registry
+    checks for equality is listed stale only when the registry marks it stale on the same commit (else the guide
+    would call stale a report the tests hold to reproduce, or the other way round)."""
+    guide = (ROOT / "docs" / "benchmarks.md").read_text()
+    listed = _stale_listed(guide)
+    assert len(listed) > 10  # the list was parsed (it names ~40 reports)
+    for path, commit in listed.items():
+        assert (ROOT / "benchmarks" / path).is_file(), path
+        assert commit, f"{path}: the stale list names no commit"
+        r = V.REPORTS.get(path)
+        assert r is None or r.stale == commit, f"{path} is listed stale but registered as reproducing"

@@ -40,3 +40,19 @@ def test_findings_are_appended_and_re_rendered_without_a_rerun(tmp_path):
     assert main(["--split", "signals", "--from-md", str(out), "--findings", str(found), "--out", str(out)]) == 0
     text = out.read_text()
     assert text.startswith(tables.rstrip()) and text.rstrip().endswith("second") and "xyzzy-one" not in text
+
+
+def test_the_signals_header_states_graphs_current_defaults(tmp_path):
+    """The header said "shrink 1" after the defaults moved (issue 29, then 41): it now reads them off ``graph``."""
+    import inspect
+
+    from agentgym_credit.credit.graph import graph
+
+    out = tmp_path / "g.md"
+    assert main(["--split", "signals", "--tasks", "grid", "--policies", "uniform", "--group-sizes", "2", "--seeds", "2",
+                 "--trajectories", "4", "--instances", "1", "--out", str(out)]) == 0
+    text = out.read_text()
+    params = inspect.signature(graph).parameters
+    for k in ("shrink", "terminal", "tail"):
+        assert f"{k} {params[k].default!r}" in text
+    assert "(shrink 1)" not in text and not list(tmp_path.glob("*.tmp"))

@@ -1,9 +1,10 @@
 """Graph credit against the exact A^π: ``graph`` (and its options) vs GraphGPO, GAGPO, GiGPO, HGPO, GRPO.
 
 Three modes (``--split``): ``heldout`` (the default) runs :mod:`.heldout` on the held-out families and
-writes ``benchmarks/exact/graph_credit.md`` (the headline numbers: families defaults were never chosen on);
-``tuning`` runs the default candidates on the tuning families (``benchmarks/exact/credit_tuning.md``); both are
-split as ``benchmarks/exact/credit_heldout.split.md`` says. ``signals`` is the per-signal table below on any
+writes ``benchmarks/exact/graph_credit_heldout.md`` (the headline numbers: families defaults were never chosen on);
+``tuning`` runs the default candidates on the tuning families (``benchmarks/exact/graph_credit_tuning.md``); both
+are split as ``benchmarks/exact/credit_heldout.split.md`` says (``graph_credit.md`` and ``credit_tuning.md`` are
+issue 29's records of the same two runs). ``signals`` is the per-signal table below on any
 families (``--tasks``, default the five old tuning families; ``benchmarks/exact/graph_credit_signals.md``).
 
 Run ``python -m agentgym_credit.bench.exact.graph_credit`` (from the repository root). The runs reuse ``bench credit``'s machinery
@@ -21,6 +22,7 @@ What lives here: :data:`SIGNALS` (name -> function of (steps, obs_steps, gamma))
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import platform
 import shlex
@@ -38,6 +40,7 @@ from agentgym_credit.bench.exact.credit_signals import obs_keyed
 from agentgym_credit.bench.exact.heldout import FAMILIES, GRADED
 from agentgym_credit.bench.stats import metrics as M
 from agentgym_credit.credit import advantages
+from agentgym_credit.credit.graph import graph as graph_estimator
 
 ALL_TASKS = FAMILIES
 
@@ -135,6 +138,12 @@ def report(res, tasks, policies, group_sizes, header: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _graph_defaults() -> str:
+    """``graph``'s current defaults of the options this table varies, read from its signature (never stale)."""
+    params = inspect.signature(graph_estimator).parameters
+    return ", ".join(f"{k} {params[k].default!r}" for k in ("shrink", "terminal", "tail", "lam"))
+
+
 def main(argv: list[str] | None = None) -> int:
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--split", choices=("heldout", "tuning", "signals"), default="heldout")
@@ -162,7 +171,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.from_md:
         old = Path(a.from_md).read_text().split("\n## Findings")[0].rstrip()
         text = old + "\n\n" + (Path(a.findings).read_text().rstrip() + "\n" if a.findings else "")
-        Path(a.out).write_text(text)
+        tmp = Path(a.out).with_name(Path(a.out).name + ".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, a.out)
         return 0
     cmd = "python -m agentgym_credit.bench.exact.graph_credit --split signals " + " ".join(shlex.quote(x) for x in argv)
     load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -170,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     res = run(a.tasks, a.policies, a.group_sizes, a.seeds, a.trajectories, a.instances)
     wall = time.perf_counter() - t0
     load1 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    header = ["# Graph credit against the exact A^π", ""]
+    header = ["# Graph credit against the exact A^π (every signal)", ""]
     if a.predictions:
         header += [Path(a.predictions).read_text().rstrip(), ""]
     header += [f"Command: `{cmd}`", "",
@@ -180,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
                f"Sizes: {a.trajectories} rollouts per run (= {a.trajectories}/N groups of N, task instances "
                f"cycling over the first {a.instances}), {a.seeds} seeds, γ = 0.95, estimators at their defaults "
                "unless the signal name says otherwise. Signals: " + "; ".join(f"`{k}`" for k in SIGNALS) + ".",
-               "`graph` runs at its defaults (shrink 1); `shrink0` is the plain certainty-equivalence estimator. "
+               f"`graph` runs at its defaults ({_graph_defaults()}); `shrink0` is the plain certainty-equivalence "
+               "estimator (the other defaults kept). "
                "`[obs]` keys the graph on `obs_key` (what an agent sees; by default there loops='events': a node is "
                "(observation, the set of observations the trajectory has looped at so far), no back-off; "
                "`split` is the earlier default, a loop counter with back-off 4 to the unsplit graph), "
@@ -193,7 +205,9 @@ def main(argv: list[str] | None = None) -> int:
         text = text.rstrip() + "\n\n" + Path(a.findings).read_text().rstrip() + "\n"
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, out)
     print(text)
     return 0
 

@@ -20,7 +20,11 @@ What lives here:
   (``imitate``: +1 where the env expert's command was taken, centred, which must win; ``imitate-path``: the
   same on the rows of a trajectory that has followed the expert so far, since on WebShop the expert's commands
   after a wrong click are recoveries that a text-only policy cannot tell from forward moves and ``imitate``
-  loses to GRPO there: benchmarks/learning/matched_kl_known_effect.md).
+  loses to GRPO there: benchmarks/learning/matched_kl_known_effect.md);
+- :func:`dilute_share`, :func:`is_reference`, :func:`dilute`: the calibrated known effect ``grpo-dilute[q]``:
+  GRPO's advantages with a share ``q`` of each update's groups stripped of information (the trajectories'
+  advantages permuted within the group), so every policy can represent it and, at matched KL, it spends a
+  share of each update on noise: it must lose to GRPO by an amount set by ``q``.
 """
 
 from __future__ import annotations
@@ -36,6 +40,10 @@ from agentgym_credit.truth.text_policy import TextPolicy
 REFERENCES = ("null", "imitate", "imitate-path")
 """Reference arms: random-sign advantages (no information) and expert imitation (the known effect): on every
 row (``imitate``), or only on the rows whose trajectory has followed the expert so far (``imitate-path``)."""
+
+DILUTE = "grpo-dilute"
+"""Prefix of the diluted-GRPO reference arm ``grpo-dilute[q]`` (``q`` in [0, 1]: the share of groups per update
+whose advantages carry no information)."""
 
 STEPS = ("rms", "kl")
 """How the step of one update is sized: the configured rate on RMS-scaled advantages, or a KL target."""
@@ -162,4 +170,66 @@ def reference_advantages(arm: str, rows: Sequence[Mapping[str, Any]], rng: np.ra
     raise ValueError(f"unknown reference arm {arm!r}; choose from {REFERENCES}")
 
 
-__all__ = ["REFERENCES", "STEPS", "mean_kl", "line_search", "text_step", "ExpertMarking", "expert_path", "reference_advantages"]
+def dilute_share(label: str) -> float | None:
+    """``q`` of an arm label ``grpo-dilute[q]``; ``None`` for any other label; ``ValueError`` for a malformed
+    one (no bracket, not a number, outside [0, 1])."""
+    if not label.startswith(DILUTE):
+        return None
+    rest = label[len(DILUTE):]
+    if not (rest.startswith("[") and rest.endswith("]")):
+        raise ValueError(f"arm {label!r}: write the diluted GRPO arm as {DILUTE}[q], q in [0, 1] (e.g. {DILUTE}[0.5])")
+    try:
+        q = float(rest[1:-1])
+    except ValueError:
+        raise ValueError(f"arm {label!r}: q must be a number in [0, 1]") from None
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"arm {label!r}: q must be in [0, 1], got {q}")
+    return q
+
+
+def is_reference(label: str) -> bool:
+    """Is ``label`` a reference arm (:data:`REFERENCES` or ``grpo-dilute[q]``; a malformed one raises)?"""
+    return label in REFERENCES or dilute_share(label) is not None
+
+
+def dilute_groups(n_groups: int, q: float, rng: np.random.Generator) -> np.ndarray:
+    """Which of ``n_groups`` groups lose their information: ``floor(q·n)`` of them, one more with probability
+    ``q·n − floor(q·n)`` (so the share is ``q`` on average and exact where ``q·n`` is whole), chosen uniformly.
+    Drawn from ``rng`` alone and a fixed number of draws per call: independent of the data."""
+    k = int(np.floor(q * n_groups + 1e-12))
+    k += int(rng.random() < q * n_groups - k)
+    out = np.zeros(n_groups, dtype=bool)
+    out[rng.permutation(n_groups)[:k]] = True
+    return out
+
+
+def dilute(adv: np.ndarray, steps: Any, q: float, rng: np.random.Generator) -> np.ndarray:
+    """GRPO's per-row advantages ``adv`` with a share ``q`` of the groups (:func:`dilute_groups`, in sorted
+    ``group_id`` order) given no information: within each chosen group the trajectories' advantages are permuted
+    (a uniform random permutation, each trajectory keeping one value on all its rows). The group keeps GRPO's
+    exact values (centred, same spread, an all-fail group stays 0), so the update's size and shape are GRPO's,
+    but which trajectory gets which value is independent of what happened: its expected direction is 0.
+    ``adv`` must be constant within each trajectory (an episode-level advantage), else ``ValueError``."""
+    adv = np.asarray(adv, dtype=np.float64)
+    gid, tid = np.asarray(steps.group_id), np.asarray(steps.traj_id)
+    if len(gid) != len(adv) or len(tid) != len(adv):
+        raise ValueError(f"{len(adv)} advantages but steps of {len(gid)} rows")
+    groups = np.unique(gid)
+    chosen = dilute_groups(len(groups), q, rng)
+    out = adv.copy()
+    for g in groups[chosen]:
+        rows = np.flatnonzero(gid == g)
+        trajs = np.unique(tid[rows])
+        vals = np.empty(len(trajs))
+        for i, tr in enumerate(trajs):
+            v = adv[rows[tid[rows] == tr]]
+            if np.ptp(v) > 1e-9 * max(1.0, float(np.abs(v).max())):
+                raise ValueError(f"{DILUTE}: advantages must be constant within a trajectory (trajectory {tr})")
+            vals[i] = v[0]
+        perm = vals[rng.permutation(len(trajs))]
+        for i, tr in enumerate(trajs):
+            out[rows[tid[rows] == tr]] = perm[i]
+    return out
+
+
+__all__ = ["REFERENCES", "DILUTE", "dilute_share", "is_reference", "dilute_groups", "dilute", "STEPS", "mean_kl", "line_search", "text_step", "ExpertMarking", "expert_path", "reference_advantages"]

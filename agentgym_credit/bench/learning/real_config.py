@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgym_credit.bench.learning.matched_step import REFERENCES, STEPS
+from agentgym_credit.bench.learning.matched_step import REFERENCES, STEPS, is_reference
 from agentgym_credit.bench.learning.train_tabular import SCALES
 from agentgym_credit.truth.experts import ALFWorldExpertFactory, WebShopExpertFactory
 from agentgym_credit.truth.text_policy import DEFAULT_PARTS
@@ -65,14 +65,15 @@ POLICIES = ("text", "neural")
 :class:`~agentgym_credit.bench.learning.neural_policy.NeuralTextPolicy` (torch, CPU)."""
 
 
-def check_names(envs: tuple[str, ...], arms: tuple[str, ...]) -> None:
-    """``ValueError`` naming the first env not in :data:`REAL_ENVS` or arm not in :data:`ARMS`."""
+def check_names(envs: tuple[str, ...], arms: tuple[str, ...], dilute: bool = True) -> None:
+    """``ValueError`` naming the first env not in :data:`REAL_ENVS` or arm not in :data:`ARMS`,
+    :data:`REFERENCES` or (``dilute``) ``grpo-dilute[q]``."""
     for e in envs:
         if e not in REAL_ENVS:
             raise ValueError(f"unknown env {e!r}; choose from {sorted(REAL_ENVS)}")
     for a in arms:
-        if a not in ARMS and a not in REFERENCES:
-            raise ValueError(f"unknown arm {a!r}; choose from {[*ARMS, *REFERENCES]}")
+        if a not in ARMS and a not in REFERENCES and not (dilute and is_reference(a)):
+            raise ValueError(f"unknown arm {a!r}; choose from {[*ARMS, *REFERENCES, 'grpo-dilute[q]']}")
 
 REWARDS = ("verl-agent", "env")
 """What the advantages are computed from: ``"verl-agent"`` (10 at the step that wins, else 0: what

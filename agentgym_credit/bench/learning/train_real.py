@@ -45,7 +45,15 @@ from typing import Any
 import numpy as np
 
 from agentgym_credit.bench.exact.credit_signals import bench_advantages
-from agentgym_credit.bench.learning.matched_step import STEPS, ExpertMarking, reference_advantages, text_step
+from agentgym_credit.bench.learning.matched_step import (
+    STEPS,
+    ExpertMarking,
+    dilute,
+    dilute_share,
+    is_reference,
+    reference_advantages,
+    text_step,
+)
 from agentgym_credit.bench.learning.neural_policy import NeuralTextPolicy, actor_for
 from agentgym_credit.bench.learning.real_config import (
     ARMS,
@@ -127,9 +135,12 @@ def policy_step(pol: TextPolicy | NeuralTextPolicy, decisions: Sequence[Any], we
 
 def arm_advantages(arm: str, steps: Any, rows: Sequence[dict[str, Any]], gamma: float,
                    rng: np.random.Generator) -> np.ndarray:
-    """The arm's advantages on ``steps`` (a reference arm's from the rows' decisions)."""
+    """The arm's advantages on ``steps`` (a reference arm's from the rows' decisions; ``grpo-dilute[q]``:
+    the ``grpo`` arm's with a share ``q`` of the groups permuted by ``rng``, see :func:`dilute`)."""
     if arm in REFERENCES:
         return reference_advantages(arm, rows, rng, steps)
+    if (q := dilute_share(arm)) is not None:
+        return dilute(arm_advantages("grpo", steps, rows, gamma, rng), steps, q, rng)
     name, opts = arm_call(arm, gamma)
     return bench_advantages(name, steps, **opts)
 
@@ -343,14 +354,26 @@ def finished_runs(cfg: RealTrainConfig, picks: dict[str, float] | None = None) -
     return res, missing
 
 
+def _arm(label: str) -> str:
+    """argparse type of ``--arms``: a known estimator or reference arm, else a clear error."""
+    try:
+        if label in ARMS or is_reference(label):
+            return label
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    raise argparse.ArgumentTypeError(f"unknown arm {label!r}; choose from {[*ARMS, *REFERENCES, 'grpo-dilute[q]']}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="agentgym-credit bench train_real",
                                 description="Train the CPU text policy on ALFWorld / WebShop with each credit estimator.")
     d = RealTrainConfig()
     p.add_argument("--quick", action="store_true", help="tiny budgets, 2 seeds, WebShop (a smoke test)")
     p.add_argument("--envs", nargs="+", choices=sorted(REAL_ENVS), default=None)
-    p.add_argument("--arms", nargs="+", choices=[*ARMS, *REFERENCES], default=None,
-                   help="estimator arms; 'null' (random-sign advantages) and 'imitate' (expert imitation) check the metric")
+    p.add_argument("--arms", nargs="+", type=_arm, default=None,
+                   help=f"estimator arms ({', '.join(ARMS)}); 'null' (random-sign advantages), 'imitate', "
+                        "'imitate-path' (expert imitation) and 'grpo-dilute[q]' (GRPO with a share q of each "
+                        "update's groups given no information) check the metric")
     p.add_argument("--policy", choices=POLICIES, default=None, help="text (numpy, default) or neural (torch, CPU)")
     p.add_argument("--step", choices=STEPS, default=None,
                    help="rms: --lrs are rates on RMS-scaled advantages (default); kl: --lrs are the mean "
@@ -440,7 +463,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         picks = _pairs(args.lr_picks, "--lr-picks")
         for k in picks:
             e, _, a = k.rpartition("/")
-            if (a not in ARMS and a not in REFERENCES) or (e and e not in REAL_ENVS):
+            if (a not in ARMS and not is_reference(a)) or (e and e not in REAL_ENVS):
                 raise ValueError(f"--lr-picks: unknown env or arm in {k!r}")
         cfg.validate()
     except ValueError as e:

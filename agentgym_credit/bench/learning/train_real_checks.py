@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from agentgym_credit.bench.learning.matched_step import dilute_share
 from agentgym_credit.bench.stats import metrics as M
 from agentgym_credit.bench.stats import report as R
 
@@ -98,18 +99,20 @@ def aa_coverage(summary: Sequence[dict[str, Any]], env: str, arms: Sequence[str]
 
 def reference_rows(summary: Sequence[dict[str, Any]], env: str, arms: Sequence[str], measure: str
                    ) -> list[list[Any]]:
-    """Table rows: ``null`` − each estimator arm (expected: never a win) and each imitation arm − ``grpo``
-    and − ``null`` (a win)."""
+    """Table rows: ``null`` − each estimator arm (expected: never a win), each imitation arm − ``grpo``
+    and − ``null`` (a win) and ``grpo`` − each ``grpo-dilute[q]`` with ``q`` > 0 (a win: the calibrated dose)."""
     out = []
     imitations = ("imitate", "imitate-path")
-    pairs = [("null", a) for a in arms if a not in ("null", *imitations)]
+    doses = [a for a in arms if (dilute_share(a) or 0.0) > 0]
+    pairs = [("null", a) for a in arms if a not in ("null", *imitations, *doses)]
     pairs += [(i, b) for i in imitations for b in ("grpo", "null")]
+    pairs += [("grpo", d) for d in doses]
     for a, b in pairs:
         if a not in arms or b not in arms:
             continue
         c = compare(summary, env, a, b, measure)
         if c["n"]:
-            want = "win" if a in imitations else "not a win"
+            want = "win" if a in imitations or b in doses else "not a win"
             out.append([f"{a} − {b}", c["n"], R.fmt_ci(c["diff"], c["ci"]), R.fmt_num(c["p"]),
                         M.verdict(c["diff"], c["ci"]), want])
     return out
@@ -164,7 +167,9 @@ def checks_section(rows: Sequence[dict[str, Any]], summary: Sequence[dict[str, A
     if ref:
         out += [f"Reference arms ({measure}; uncorrected 95% intervals): `null` = random-sign advantages (no "
                 "information), `imitate` = +1 on the expert's command (the known effect), `imitate-path` = the same "
-                "on the rows whose trajectory has followed the expert so far, 0 after it left the path.", "",
+                "on the rows whose trajectory has followed the expert so far, 0 after it left the path; "
+                "`grpo-dilute[q]` = GRPO with a share q of each update's groups given no information (trajectories' "
+                "advantages permuted within the group), the calibrated known effect.", "",
                 R.markdown_table(["comparison", "seeds", "diff", "p", "interval says", "expected"], ref), ""]
     if phase == "exploration" and primary:
         plan = power_plan(summary, env, primary, measure)

@@ -131,6 +131,9 @@ def predicts_lines(cfg: TrainBenchConfig, ranks: Sequence[dict[str, Any]]) -> li
             for m in CREDIT_METRICS for col in cols}
     best = max(CREDIT_METRICS, key=lambda m: -2 if math.isnan(mean[(m, "along_training")]) else mean[(m, "along_training")])
     n = max(r["estimators"] for r in ranks)
+    if n < 3:  # a Spearman rho needs 3 items: say so instead of printing "+nan" as a best predictor
+        return [f"- **Best predictor along training: not measured** (a rank correlation across estimators needs at "
+                f"least 3 per task; this run has {n}). The credit metrics of each estimator are in the tables below."]
     lines = [f"Spearman rank correlation, across the {n} estimators of each task, between a credit metric and "
              "learning speed (area under the exact success curve of the fresh-seed runs). With this few estimators "
              f"a single correlation is noisy (|ρ| < {_rho_crit(n):.2f} is not distinguishable from 0 at 5%). Along "
@@ -161,13 +164,15 @@ def summary_lines(cfg: TrainBenchConfig, predicts: Sequence[str], summary: Seque
     for task in cfg.tasks:
         steps = [(e, C[(task, e, "grpo", "steps_censored")]) for e in step_level(cfg.estimators)
                  if (task, e, "grpo", "steps_censored") in C]
-        if not steps:
-            continue
-        e, c = min(steps, key=lambda x: x[1]["diff"])
-        g, b = S[(task, e)], S[(task, "grpo")]
-        line = (f"- **{task}** (target {cfg.target_for(task):.0%} exact success, {cfg.budget_for(task):,} env steps, "
-                f"{b['seeds']} seeds): best step-level `{e}` vs GRPO {c['diff']:+.0f} ± {c['ci']:.0f} env steps to "
-                f"target ({c['relative']:+.0%}, {tag[c['holm']]}); final success {g['final']:.3f} vs {b['final']:.3f}.")
+        head = (f"- **{task}** (target {cfg.target_for(task):.0%} exact success, {cfg.budget_for(task):,} env steps, "
+                f"{next(r['seeds'] for (t, _), r in S.items() if t == task)} seeds):")
+        if steps:
+            e, c = min(steps, key=lambda x: x[1]["diff"])
+            g, b = S[(task, e)], S[(task, "grpo")]
+            line = (f"{head} best step-level `{e}` vs GRPO {c['diff']:+.0f} ± {c['ci']:.0f} env steps to "
+                    f"target ({c['relative']:+.0%}, {tag[c['holm']]}); final success {g['final']:.3f} vs {b['final']:.3f}.")
+        else:  # no GRPO arm: the line is the obs-key comparison alone (when there is one)
+            line = head
         graphs = [x for x in cfg.estimators if x.split("[")[0] in TS.GRAPH_FAMILY and TS.gigpo_partner(x) == "gigpo[obs]"]
         parts = []
         for x in graphs:
@@ -178,6 +183,8 @@ def summary_lines(cfg: TrainBenchConfig, predicts: Sequence[str], summary: Seque
         if parts and (task, "gigpo[obs]") in S:
             line += (f" On agent-visible keys, env steps to target vs GiGPO[obs] (final {S[(task, 'gigpo[obs]')]['final']:.3f}): "
                      + "; ".join(parts) + ".")
+        elif not steps:
+            continue
         out.append(line)
     return out
 

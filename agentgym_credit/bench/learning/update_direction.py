@@ -69,7 +69,7 @@ class DirectionConfig:
     command: str = "agentgym-credit bench update_direction"
 
     def validate(self) -> None:
-        check_names(self.envs, self.arms)
+        check_names(self.envs, self.arms, dilute=False)
         for r in self.rewards:
             if r not in REWARDS:
                 raise ValueError(f"unknown reward {r!r}; choose from {REWARDS}")

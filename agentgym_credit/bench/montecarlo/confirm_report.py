@@ -216,7 +216,8 @@ def write_synthetic(md: Path, rows: list[dict[str, Any]], command: str, seconds:
                               "env steps CRN", "MSE vs exact, strata", "MSE vs exact, CRN",
                               "precision per env step CRN / strata (exact error)", "… (own SE)"], body)
     return R.write_section(md, "synthetic", "## Truth precision against the exact oracle (synthetic tasks)\n\n"
-                           f"Command: `{command}` ({seconds:.0f} s, load {os.getloadavg()[0]:.1f}). Same rows for both "
+                           f"Command: `{command}` ({seconds:.0f} s, load {os.getloadavg()[0]:.1f}).\n\nMachine: "
+                           + ", ".join(f"{k} `{v}`" for k, v in R.machine_info().items()) + "\n\nSame rows for both "
                            "truths: the independent strata (K = 8 per evaluated action + 8 for the rest) and the "
                            "common-random-numbers truth (K = 8 in antithetic pairs + a second stage of 1× the first "
                            "stage's steps). Precision per env step = 1 / (error variance × env steps).\n\n" + table)
