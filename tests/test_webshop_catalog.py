@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from agentgym_credit.envs.webshop.catalog import PRODUCT_TYPES, _Stream, generat
 from agentgym_credit.envs.webshop.data import TEST_GOALS, load_original  # noqa: E402
 from agentgym_credit.envs.webshop.instructions import paraphrase_attribute, paraphrase_value  # noqa: E402
 from agentgym_credit.envs.webshop.reward import FUZZY_THRESHOLD, fuzzy_score, get_reward, normalize_color  # noqa: E402
+from agentgym_credit.envs.webshop.vocabulary import CATEGORY_ATTRIBUTES, SHARED_ATTRIBUTES, shared_attributes  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "webshop"
 RAW_KEYS = {
@@ -71,6 +73,25 @@ def test_vocabulary_keeps_attributes_and_options_apart():
                 continue
             for a, b in itertools.combinations(values, 2):
                 assert fuzzy_score(normalize_color(a), normalize_color(b)) <= FUZZY_THRESHOLD, (pt.noun, a, b)
+
+
+def test_category_attributes_are_spread_over_the_types():
+    """Generator v9 (issue 45): each type draws its own SHARED_ATTRIBUTES of its category's pool, so no shared
+    phrase is in every type of a category (v8's four were: sentence vocabulary fell to 0.85x human), every
+    phrase of a pool is some type's, and no two phrases of a pool fuzzy-match (any draw keeps twins apart)."""
+    used: Counter[str] = Counter()
+    index: Counter[str] = Counter()
+    for pt in PRODUCT_TYPES:
+        drawn = shared_attributes(pt.category, index[pt.category])
+        index[pt.category] += 1
+        assert len(set(drawn)) == SHARED_ATTRIBUTES and set(drawn) <= set(pt.attributes), pt.noun
+        assert set(drawn) <= set(CATEGORY_ATTRIBUTES[pt.category])
+        used.update(drawn)
+    for category, pool in CATEGORY_ATTRIBUTES.items():
+        n_types = sum(pt.category == category for pt in PRODUCT_TYPES)
+        assert all(0 < used[a] <= n_types // 2 for a in pool), (category, {a: used[a] for a in pool})
+        for a, b in itertools.combinations(pool, 2):
+            assert fuzzy_score(a, b) <= FUZZY_THRESHOLD, (category, a, b)
 
 
 def test_product_text_leaks_no_option_value_and_no_missing_attribute(cat):

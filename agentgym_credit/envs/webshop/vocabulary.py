@@ -52,19 +52,60 @@ PACKAGING = ("gift box", "plain box", "eco pouch")
 
 
 CATEGORY_ATTRIBUTES: dict[str, tuple[str, ...]] = {
-    "beauty": ("cruelty free", "dermatologist tested", "long lasting", "vegan formula"),
-    "fashion": ("all day comfort", "durable stitching", "easy care", "wrinkle resistant"),
-    "grocery": ("non gmo", "kosher certified", "small batch", "fair trade"),
-    "electronics": ("lifetime warranty", "energy saving", "easy setup", "travel friendly"),
-    "garden": ("easy assembly", "easy clean", "space saving", "heavy duty"),
+    "beauty": tuple(
+        "cruelty free|dermatologist tested|long lasting|vegan formula|salon quality|reef safe|"
+        "refillable case|travel ready|clinically proven|lightweight feel|botanical extracts|"
+        "recyclable packaging|soothing aloe|hypoallergenic blend|non comedogenic|award winning|"
+        "spa grade|quick absorbing|dye free|talc free".split("|")
+    ),
+    "fashion": tuple(
+        "all day comfort|durable stitching|easy care|wrinkle resistant|breathable weave|"
+        "ethically made|reinforced seams|tagless label|relaxed fit|moisture wicking|stretch fabric|"
+        "recycled materials|classic tailoring|hand finished|fleece lined|odor resistant|"
+        "water repellent|anti pilling|heritage design|packable build".split("|")
+    ),
+    "grocery": tuple(
+        "non gmo|kosher certified|small batch|fair trade|locally sourced|shelf stable|"
+        "keto friendly|heart healthy|no preservatives|resealable pack|family recipe|"
+        "sustainably harvested|whole grain|slow roasted|cold pressed|artisan crafted|single origin|"
+        "no added sugar|plant based|pasture raised".split("|")
+    ),
+    "electronics": tuple(
+        "lifetime warranty|energy saving|easy setup|travel friendly|compact design|auto shutoff|"
+        "firmware updates|tangle free cable|overheat protection|scratch resistant|"
+        "voice assistant support|premium build|dual band|spill resistant|low latency|"
+        "surge protected|backlit display|magnetic mount|fcc certified|silent operation".split("|")
+    ),
+    "garden": tuple(
+        "easy assembly|easy clean|space saving|heavy duty|rust proof|sealed joints|pet safe|"
+        "eco conscious|tool free setup|stackable design|commercial grade|fade resistant|"
+        "powder coated|uv protected|mildew resistant|foldable frame|rot resistant|solid hardwood|"
+        "low maintenance|child safe".split("|")
+    ),
 }
-"""Multi-word attributes any type of a category can have, added to each type's own (generator v8, issue 45): the
-pools then leave room for 4-6 description twins a family (a type's own pool of about 5 left one or two)."""
+"""Multi-word attributes the types of a category share (generator v8, issue 45: room for 4-6 description twins a
+family; a type's own pool of about 5 left one or two). Generator v9 draws each type's own
+:data:`SHARED_ATTRIBUTES` of its category's 20 (:func:`shared_attributes`, by the type's place in its category),
+so the language's vocabulary is not spent on four phrases a whole category repeats."""
+
+SHARED_ATTRIBUTES = 4
+"""How many of its category's :data:`CATEGORY_ATTRIBUTES` a type adds to its own pool (generator v9)."""
+
+
+def shared_attributes(category: str, index: int) -> tuple[str, ...]:
+    """The :data:`SHARED_ATTRIBUTES` of ``category``'s pool that the category's ``index``-th type draws: the
+    next window of the pool, so every phrase of the pool goes to every fifth type or so."""
+    pool = CATEGORY_ATTRIBUTES[category]
+    return tuple(pool[(index * SHARED_ATTRIBUTES + j) % len(pool)] for j in range(SHARED_ATTRIBUTES))
+
+
+_TYPES_SO_FAR: dict[str, int] = {}
 
 
 def _t(category, path, noun, attributes, options, price, uses) -> ProductType:
     options = {**options, "packaging": PACKAGING}
-    attributes = [*attributes, *(a for a in CATEGORY_ATTRIBUTES[category] if a not in attributes)]
+    index = _TYPES_SO_FAR[category] = _TYPES_SO_FAR.get(category, -1) + 1
+    attributes = [*attributes, *(a for a in shared_attributes(category, index) if a not in attributes)]
     return ProductType(category, tuple(path.split(" > ")), noun, tuple(attributes), options, price, uses)
 
 
@@ -476,6 +517,7 @@ REVIEW_BODIES = (
 
 __all__ = [
     "CATEGORY_ATTRIBUTES",
+    "SHARED_ATTRIBUTES",
     "APPAREL_SIZES",
     "BENEFITS",
     "BRANDS",
@@ -488,4 +530,5 @@ __all__ = [
     "REVIEW_TITLES",
     "SHOE_SIZES",
     "ProductType",
+    "shared_attributes",
 ]
