@@ -31,23 +31,22 @@ from agentgym_credit.envs.webshop.env import WebShopEnv
 
 TUNING_SEEDS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 """Catalogue seeds the scripts and the generator were tuned on (never reported as the result)."""
-JUDGED_SEEDS: tuple[int, ...] = (102, 103)
-"""Catalogue seeds of the judged run: fixed before any run, never looked at while tuning (generator v8; v7 was
-judged on 100-101, which have been seen twice since)."""
+JUDGED_SEEDS: tuple[int, ...] = (104, 105)
+"""Catalogue seeds of the judged run: fixed before any run, never looked at while tuning (generator v9; v8 was
+judged on 102-103, v7 on 100-101, all seen since)."""
 
-PREDICTIONS_FILE = Path("benchmarks/envs/webshop_meaning_v8.predictions.md")
-"""The predictions of the judged v8 run, committed before it (:data:`PREDICTIONS` is its text)."""
+PREDICTIONS_FILE = Path("benchmarks/envs/webshop_meaning_v9.predictions.md")
+"""The predictions of the judged v9 run, committed before it (:data:`PREDICTIONS` is its text)."""
 
 PREDICTIONS = """\
-Predictions for generator v8 (issue 45: twins priced around their base, category-wide attributes so that a
-family gets 4-8 description twins, bases of 2-3 attributes), committed before its judged run on catalogue seeds
-102 and 103 (100-101 judged v7 and were seen twice). Tuning, seeds 1-9 at 1k products, 150 goals each: best
-script *meaning+description* 75.9 score / 27.7% success (the price-ordered variants: dearest 75.1 / 31.3,
-cheapest lower; *meaning+compare* 73.8 / 20.2); seeds 5-6 at 10k, 150 goals each: 69.6 / 20.3 (dearest
-68.2 / 21.0). Judged, 2 catalogues x 200 test goals a size: best script 73-79 with 22-34% success at 1k and
-66-73 / 15-26% at 10k; expert 100% at both sizes. So the success goal (<= 40%) is likely met at both sizes, the
-score goal (<= 75) likely missed at 1k by about 1 point and met at 10k. No price-ordered script beats its
-page-order version by more than 1 point."""
+Predictions for generator v9 (issue 45: v8 plus a 20-attribute shared pool per category, each type drawing its
+own 4, for the instructions' vocabulary), committed before its judged run on fresh catalogue seeds 104 and 105
+(v8 was judged on 102-103, v7 on 100-101). Tuning, seeds 1-9 at 1k products, 200 goals each: best script
+*meaning+description* 76.1 score / 27.1% success (v8 there: 75.9 / 27.7 at 150 goals); v8's judged run gave
+76.6 / 31.0 at 1k and 71.4 / 24.8 at 10k. Judged, 2 catalogues x 200 test goals a size: best script 73-79 with
+22-34% success at 1k and 66-74 / 15-28% at 10k; expert 100% at both sizes. So the success goal (<= 40%) is likely
+met at both sizes, the score goal (<= 75) likely missed at 1k by 1-2 points and met at 10k. No price-ordered
+script beats its page-order version by more than 1 point."""
 
 NOTES = """Notes. The scripts read only the instruction and the pages. Their shade table (`webshop_meaning.SHADES`) was
 written after reading the generator's vendor colour table (`envs/webshop/vendor.py`), and the size-bound
@@ -66,7 +65,7 @@ GOALS = {"score": 75.0, "success": 40.0, "expert": 100.0}
 
 POLICIES: dict[str, Any] = {**MEANING_SCRIPTS, "fuzzy-option": SCRIPTS["fuzzy-option"], "expert": None}
 
-DEFAULT_OUT = Path("benchmarks/envs/webshop_meaning_v8.md")
+DEFAULT_OUT = Path("benchmarks/envs/webshop_meaning_v9.md")
 HARD_OUT = Path("benchmarks/envs/webshop_meaning_hard.md")
 
 HARD_PREDICTIONS = """\

@@ -65,7 +65,7 @@ from agentgym_credit.envs.webshop.vocabulary import (
     ProductType,
 )
 
-GENERATOR_VERSION = 8
+GENERATOR_VERSION = 9
 """Bumped whenever the generator's output changes (keys the on-disk cache)."""
 
 MIN_PRODUCTS, MAX_PRODUCTS = 10, 2_000_000
