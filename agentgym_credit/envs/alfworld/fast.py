@@ -60,10 +60,17 @@ from textworld.envs.pddl.textgen import (
     NonterminalSymbol,
     TerminalSymbol,
 )
-from textworld.logic import Proposition, Rule, Variable
+from textworld.logic import Proposition, Variable
 from textworld.utils import check_flag
 
 from agentgym_credit.envs.alfworld.logic import INSTALLED_TASK, installed_logic, task_sentence
+from agentgym_credit.envs.alfworld.queries import (
+    QueryState,
+    any_assignment,
+    assignments,
+    parse_query,
+    static_predicates,
+)
 from agentgym_credit.envs.alfworld.sascache import (
     entry_key,
     entry_path,
@@ -77,12 +84,6 @@ from agentgym_credit.envs.alfworld.sascache import (
 def parse_symbols(text: str) -> tuple:
     """Parsed grammar symbols of a template string (never mutate them)."""
     return tuple(_textgen._parse_and_convert(text, rule_name="symbols"))
-
-
-@functools.cache
-def parse_query(expr: str) -> Rule:
-    """``Rule.parse_conjunctive_query`` memoized (rules are read-only here)."""
-    return Rule.parse_conjunctive_query(expr)
 
 
 _EVAL_NODES = (ast.Expression, ast.Name, ast.Load, ast.Attribute, ast.Constant, ast.BinOp, ast.Add, ast.BoolOp,
@@ -256,7 +257,7 @@ class FastGrammar:
             state, mapping = context["state"], context["mapping"]
             chosen = None
             for rule in rules:
-                if not rule.condition or any(True for _ in state.all_assignments(parse_query(rule.condition), mapping)):
+                if not rule.condition or any_assignment(state, rule.condition, mapping):
                     chosen = rule
                     break
             if chosen is None:  # the stock engine fails the same way (index into an empty list)
@@ -265,8 +266,7 @@ class FastGrammar:
         if kind is ConditionalSymbol:
             if symbol.given:
                 contexts = [
-                    _with_bindings(context, m)
-                    for m in context["state"].all_assignments(parse_query(symbol.given), context["mapping"])
+                    _with_bindings(context, m) for m in assignments(context["state"], symbol.given, context["mapping"])
                 ]
             else:
                 contexts = [context]
@@ -306,7 +306,7 @@ class FastGrammar:
         return "".join(out)
 
 
-class FastPddlState(_pddl_logic.PddlState):
+class FastPddlState(QueryState, _pddl_logic.PddlState):
     """``PddlState`` with the PDDL -> SAS translation memoized per problem text."""
 
     def __init__(self, downward_lib: Any, pddl_problem: str, logic: Any, reload: bool = True):  # noqa: D107
@@ -448,6 +448,8 @@ class FastPddlEnv(PddlEnv):
         self._fast_grammar = FastGrammar(self._logic.grammar)
         self._templates = sorted({a.template for a in self._logic.actions.values()})
         self._pddl_state = FastPddlState(self.downward_lib, data["pddl_problem"], self._logic)
+        self._static = (static_predicates(self._pddl_state.task), {})  # this task's static query answers
+        self._pddl_state.static, self._pddl_state.static_memo = self._static
         self.epoch = next(_EPOCHS)  # what the library holds: this load's task
         self._entity_infos = self._get_entity_infos()
         self._command_cache: dict[tuple, str] = {}
@@ -488,6 +490,17 @@ class FastPddlEnv(PddlEnv):
         state["_last_action"] = self._last_action
         actions = list(self._pddl_state.all_applicable_actions())
         state["_valid_actions"] = actions
+        with self._pddl_state.frozen():  # nothing here changes the facts: each query is answered once
+            commands = self._commands(actions, facts)
+        state["_valid_commands"] = commands
+        state["admissible_commands"] = sorted(set(commands))
+        if self.request_infos.moves:
+            state["moves"] = self._moves
+        if self.request_infos.policy_commands:
+            state["policy_commands"] = self._pddl_state.replan(self._entity_infos)
+
+    def _commands(self, actions: list, facts: list) -> list[str]:
+        """The command of each applicable action, in order (memoized per action or per state, see the class)."""
         mapping = {k: info.name for k, info in self._entity_infos.items()}
         commands = []
         per_state = None  # this state's memo of state-dependent derivations (made on first use)
@@ -516,15 +529,11 @@ class FastPddlEnv(PddlEnv):
             command = action.format_command(mapping)
             memo[key] = (action.command_template, command)
             commands.append(command)
-        state["_valid_commands"] = commands
-        state["admissible_commands"] = sorted(set(commands))
-        if self.request_infos.moves:
-            state["moves"] = self._moves
-        if self.request_infos.policy_commands:
-            state["policy_commands"] = self._pddl_state.replan(self._entity_infos)
+        return commands
 
     def reset(self) -> GameState:
         self._pddl_state = FastPddlState(self.downward_lib, self._game_data["pddl_problem"], self._logic, reload=False)
+        self._pddl_state.static, self._pddl_state.static_memo = self._static
         self.op_path: list[tuple[int, int]] = []
         self.prev_state = None
         self.state = GameState()
@@ -553,7 +562,8 @@ class FastPddlEnv(PddlEnv):
             action = self._last_action
             variables = {ph.name: self._entity_infos[var.name] for ph, var in action.mapping.items()}
             context = self._context(list(self._pddl_state.facts), variables, dict(action.mapping))
-            self.state.feedback = self._fast_grammar.derive(action.feedback_rule, context)
+            with self._pddl_state.frozen():
+                self.state.feedback = self._fast_grammar.derive(action.feedback_rule, context)
             self._moves += 1
         except ValueError:
             self.state.feedback = "Nothing happens."
