@@ -13,9 +13,10 @@ import pytest
 pytest.importorskip("textworld")
 pytest.importorskip("fast_downward")
 
+from alfworld_fixtures import private_sas_cache  # noqa: E402,F401
+
 from agentgym_credit.envs.alfworld import fast, queries  # noqa: E402
 from agentgym_credit.envs.alfworld.engine import make_engine, upgrade_game  # noqa: E402
-from alfworld_fixtures import private_sas_cache  # noqa: E402,F401
 
 DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfworld" / "dev"
 needs_dev = pytest.mark.skipif(not DEV.is_dir(), reason="needs the dev games in ../shared/data/alfworld/dev")

@@ -24,10 +24,9 @@ to the stock one, and ``tests/test_alfworld_queries.py`` holds each answer to te
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
-
-import functools
 
 from textworld.logic import Rule, Signature
 
