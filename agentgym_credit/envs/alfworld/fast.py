@@ -63,11 +63,16 @@ from textworld.envs.pddl.textgen import (
 from textworld.logic import Proposition, Variable
 from textworld.utils import check_flag
 
+from agentgym_credit.envs.alfworld import queries
 from agentgym_credit.envs.alfworld.logic import INSTALLED_TASK, installed_logic, task_sentence
-from agentgym_credit.envs.alfworld.queries import (
+from agentgym_credit.envs.alfworld.queries import (  # noqa: F401  (_derived: the tests clear it)
+    DERIVED_GAMES,
+    DERIVED_STATES,
     QueryState,
+    _derived,
     any_assignment,
     assignments,
+    derived_commands,
     parse_query,
     static_predicates,
 )
@@ -222,25 +227,6 @@ def _with_bindings(context: dict, mapping: dict) -> dict:
     }
 
 
-DERIVED_GAMES = 32
-"""Games whose per-state command memo :func:`derived_commands` keeps (least recently loaded dropped)."""
-DERIVED_STATES = 4096
-"""States one game's memo holds before it is emptied (a bound on memory, not on correctness)."""
-_derived: dict[bytes, dict] = {}
-
-
-def derived_commands(game: bytes) -> dict:
-    """The memo of one game (``game``: a digest of its domain, grammar and problem texts) of state-dependent
-    command derivations: ``frozenset(facts) -> {(template, bindings): (derived template, command)}``."""
-    memo = _derived.pop(game, None)
-    if memo is None:
-        memo = {}
-    _derived[game] = memo  # most recently used last
-    while len(_derived) > DERIVED_GAMES:
-        del _derived[next(iter(_derived))]
-    return memo
-
-
 class FastGrammar:
     """Derive text from a ``ContextSensitiveGrammar`` (same output as its ``derive``), memoizing parses."""
 
@@ -309,10 +295,13 @@ class FastGrammar:
 class FastPddlState(QueryState, _pddl_logic.PddlState):
     """``PddlState`` with the PDDL -> SAS translation memoized per problem text."""
 
-    def __init__(self, downward_lib: Any, pddl_problem: str, logic: Any, reload: bool = True):  # noqa: D107
+    def __init__(self, downward_lib: Any, pddl_problem: str, logic: Any, reload: bool = True,
+                 initial: Any = None):  # noqa: D107
         # reload=False: the library already holds this problem's task; go back to its initial state (id 0)
         # instead of parsing the SAS again (the library keeps the states it has seen: snapshots of earlier
-        # episodes of the game stay restorable by state id)
+        # episodes of the game stay restorable by state id); ``initial``: the problem's initial facts and the
+        # library's initial-state facts as an earlier load of this problem read them (``self.initial``), added
+        # again in the same order instead of being read again (the problem text fixes them)
         # the stock PddlState skips State.__init__ too (its logic is not a textworld GameLogic)
         self._facts = defaultdict(set)
         self._vars_by_name = {}
@@ -324,6 +313,7 @@ class FastPddlState(QueryState, _pddl_logic.PddlState):
         self.task, self.sas = translate(logic.domain, pddl_problem, False)
         self._replan_loaded = False  # the planner's SAS is translated on the first replan
         self._actions = {a.name: a for a in self.task.actions}
+        self.name2type = {o.name: o.type_name for o in self.task.objects}
         for type_ in self.task.types:
             try:
                 self._logic.types.add(textworld.logic.Type(type_.name, type_.supertype_names))
@@ -333,13 +323,15 @@ class FastPddlState(QueryState, _pddl_logic.PddlState):
             self.downward_lib.load_sas(self.sas.encode("utf-8"))
         else:
             self.downward_lib.set_state_id(0)
-        self.name2type = {o.name: o.type_name for o in self.task.objects}
-        self.add_facts(_initial_facts(self.task, self.name2type))
-        size = self.downward_lib.get_state_size()
-        atoms = (_pddl_logic.Atom * size)()
-        self.downward_lib.get_state(atoms)
-        facts = [atom.get_fact(self.name2type) for atom in atoms]
-        self.add_facts([f for f in facts if not f.is_negation])
+        if initial is None or not queries.ENABLED:
+            size = self.downward_lib.get_state_size()
+            atoms = (_pddl_logic.Atom * size)()
+            self.downward_lib.get_state(atoms)
+            facts = [atom.get_fact(self.name2type) for atom in atoms]
+            initial = (_initial_facts(self.task, self.name2type), [f for f in facts if not f.is_negation])
+        self.initial = initial
+        for part in initial:  # the same facts added in the same order: the same sets, iterated in the same order
+            self.add_facts(part)
 
 
     @property
@@ -416,6 +408,10 @@ def acquire_lib(owner: Any) -> Any:
 
 
 _EPOCHS = itertools.count(1)
+INITIAL_STATES = 64
+"""Problems whose initial facts a process keeps (least recently loaded dropped), so a load or reset adds them
+again instead of reading them from the task and the library (issue 41)."""
+_INITIAL: dict[tuple[str, str], Any] = {}
 
 
 class FastPddlEnv(PddlEnv):
@@ -447,7 +443,11 @@ class FastPddlEnv(PddlEnv):
         self._logic = parse_logic(data["pddl_domain"], data["grammar"])
         self._fast_grammar = FastGrammar(self._logic.grammar)
         self._templates = sorted({a.template for a in self._logic.actions.values()})
-        self._pddl_state = FastPddlState(self.downward_lib, data["pddl_problem"], self._logic)
+        key = (self._logic.domain, data["pddl_problem"])
+        self._pddl_state = FastPddlState(self.downward_lib, key[1], self._logic, initial=_INITIAL.pop(key, None))
+        self._initial = _INITIAL[key] = self._pddl_state.initial  # for reset and the next load of the problem
+        while len(_INITIAL) > INITIAL_STATES:
+            del _INITIAL[next(iter(_INITIAL))]
         self._static = (static_predicates(self._pddl_state.task), {})  # this task's static query answers
         self._pddl_state.static, self._pddl_state.static_memo = self._static
         self.epoch = next(_EPOCHS)  # what the library holds: this load's task
@@ -532,7 +532,8 @@ class FastPddlEnv(PddlEnv):
         return commands
 
     def reset(self) -> GameState:
-        self._pddl_state = FastPddlState(self.downward_lib, self._game_data["pddl_problem"], self._logic, reload=False)
+        self._pddl_state = FastPddlState(self.downward_lib, self._game_data["pddl_problem"], self._logic, reload=False,
+                                         initial=self._initial)
         self._pddl_state.static, self._pddl_state.static_memo = self._static
         self.op_path: list[tuple[int, int]] = []
         self.prev_state = None

@@ -12,6 +12,8 @@ nothing changes the facts, both answers are fixed, so:
   answered once (:meth:`QueryState.any_assignment`, :meth:`QueryState.assignments`). The window is closed on exit,
   and outside one every call computes afresh, so nothing cached can outlive the facts it came from (a snapshot
   restore that swaps ``_facts`` happens outside any window).
+- :func:`derived_commands` — the per-game memo of state-dependent command derivations (keyed by the exact set of
+  facts), which :class:`~.fast.FastPddlEnv` reads for a state met again.
 - :func:`prop_key` — the sort key that orders propositions exactly as ``Proposition.__lt__`` does
   (``(name, arguments)``, each argument a ``Variable`` compared by ``(name, type)``), with C-level tuple
   comparisons. Facts of one signature are a set, so no two share a key and the order is the same list.
@@ -40,6 +42,25 @@ def parse_query(expr: str) -> Rule:
 ENABLED = True
 """Off: every query goes to textworld's own code, unmemoized (the reference path of the equality test and of
 ``python -m agentgym_credit.bench.speed.train_real_speed``)."""
+
+
+DERIVED_GAMES = 32
+"""Games whose per-state command memo :func:`derived_commands` keeps (least recently loaded dropped)."""
+DERIVED_STATES = 4096
+"""States one game's memo holds before it is emptied (a bound on memory, not on correctness)."""
+_derived: dict[bytes, dict] = {}
+
+
+def derived_commands(game: bytes) -> dict:
+    """The memo of one game (``game``: a digest of its domain, grammar and problem texts) of state-dependent
+    command derivations: ``frozenset(facts) -> {(template, bindings): (derived template, command)}``."""
+    memo = _derived.pop(game, None)
+    if memo is None:
+        memo = {}
+    _derived[game] = memo  # most recently used last
+    while len(_derived) > DERIVED_GAMES:
+        del _derived[next(iter(_derived))]
+    return memo
 
 
 def prop_key(prop: Any) -> tuple:
@@ -169,4 +190,4 @@ def assignments(state: Any, query: str, mapping: Mapping) -> list[dict]:
     return _answer(state, "all", query, mapping)
 
 
-__all__ = ["QueryState", "ENABLED", "any_assignment", "assignments", "is_static", "parse_query", "prop_key", "static_predicates"]
+__all__ = ["DERIVED_GAMES", "DERIVED_STATES", "derived_commands", "QueryState", "ENABLED", "any_assignment", "assignments", "is_static", "parse_query", "prop_key", "static_predicates"]
