@@ -40,8 +40,10 @@ def parse_query(expr: str) -> Rule:
 
 
 ENABLED = True
-"""Off: every query goes to textworld's own code, unmemoized (the reference path of the equality test and of
-``python -m agentgym_credit.bench.speed.train_real_speed``)."""
+"""Off: the engine's exact memos of issue 41 are all off — every query goes to textworld's own code, a reset reads
+its initial facts from the task and the library (``fast.py``), fact strings are built afresh (``statekeys.py``)
+and a state key lists the static facts again (``env.py``): the reference path of the equality tests and of
+``python -m agentgym_credit.bench.speed.train_real_speed``."""
 
 
 DERIVED_GAMES = 32
