@@ -24,7 +24,8 @@ What lives here:
   ``{variable}`` lookups); a template that can depend on the state is memoized per *state* instead
   (:func:`derived_commands`: per game, keyed by the exact set of facts, which is all such a derivation
   reads besides the game's own constants), so a state met again — the next rollout of a group, the same
-  evaluation episode at the next checkpoint — skips the grammar.
+  evaluation episode at the next checkpoint — skips the grammar. Its queries are answered once per state
+  (and once per game where static) by :mod:`.queries`; a reset re-adds the problem's initial facts (issue 41).
 
 Where the stock engine spends a step (cProfile, 40 random steps on a dev game): 97 % in grammar
 derivation, of which ~60 % is TatSu re-parsing the same templates and queries and ~30 % deep copies of
