@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentgym_credit.envs.alfworld import snapshots
+from agentgym_credit.envs.alfworld import queries, snapshots
 from agentgym_credit.envs.alfworld.engine import expert_plan, make_engine, require_engine, task_sentence
 from agentgym_credit.envs.alfworld.expert import assess, dead_end, task_spec
 from agentgym_credit.envs.alfworld.games import (
@@ -55,14 +55,19 @@ _INFO_KEYS = frozenset({"state_key", "obs_key", "admissible_actions", "task_id",
                         "goal", "step", "expert_action", "invalid_reason", "dead_end"})
 
 
-def canonical_facts(facts: Sequence[Any]) -> tuple[list[str], list[str]]:
-    """``(dynamic, static)`` fact strings, each sorted: ``inreceptacle(mug 1, cabinet 2)``."""
-    dynamic, static = [], []
+def canonical_facts(facts: Sequence[Any], static: bool = True) -> tuple[list[str], list[str]]:
+    """``(dynamic, static)`` fact strings, each sorted: ``inreceptacle(mug 1, cabinet 2)`` (``static=False``: the
+    static list left empty, for a caller that has digested it already)."""
+    dyn, stat = [], []
     for f in facts:
-        if f.name in BOOKKEEPING_PREDICATES or f.name.startswith(NEGATED_PREFIX):
+        name = f.name
+        if name in BOOKKEEPING_PREDICATES or name.startswith(NEGATED_PREFIX):
             continue
-        (static if f.name in STATIC_PREDICATES else dynamic).append(fact_str(f))
-    return sorted(dynamic), sorted(static)
+        if name not in STATIC_PREDICATES:
+            dyn.append(fact_str(f))
+        elif static:
+            stat.append(fact_str(f))
+    return sorted(dyn), sorted(stat)
 
 
 def _env_data_dir(required: bool) -> str | None:
@@ -240,7 +245,7 @@ class ALFWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGIN
         return canonical_facts(self._state["facts"])[0]
 
     def _state_key(self, facts: Sequence[Any]) -> str:
-        dynamic, static = canonical_facts(facts)
+        dynamic, static = canonical_facts(facts, static=not (self._static_digest and queries.ENABLED))  # the static part: once a game
         if not self._static_digest:
             self._static_digest = digest("\n".join(static))
         return "alfworld:" + digest(self._static_digest + "\n" + "\n".join(dynamic))

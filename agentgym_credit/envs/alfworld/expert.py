@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agentgym_credit.envs.alfworld.statekeys import fact_args
+
 _GOAL_OBJ = re.compile(r"\(objectType \?(\w+) (\w+)Type\)", re.I)
 _GOAL_REC = re.compile(r"\(receptacleType \?\w+ (\w+)Type\)", re.I)
 
@@ -75,7 +77,7 @@ class _Facts:
         by: dict[str, list[tuple[str, ...]]] = {}
         for f in facts:
             if f.name in _READ:
-                by.setdefault(f.name, []).append(tuple(v.name.strip() for v in f.arguments))
+                by.setdefault(f.name, []).append(fact_args(f))
         self.by = {k: sorted(v) for k, v in by.items()}
         self.otype = {a: t for a, t in self.by.get("objecttype", [])}
         self.rtype = {a: t for a, t in self.by.get("receptacletype", [])}

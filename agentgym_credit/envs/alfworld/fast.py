@@ -24,7 +24,8 @@ What lives here:
   ``{variable}`` lookups); a template that can depend on the state is memoized per *state* instead
   (:func:`derived_commands`: per game, keyed by the exact set of facts, which is all such a derivation
   reads besides the game's own constants), so a state met again — the next rollout of a group, the same
-  evaluation episode at the next checkpoint — skips the grammar.
+  evaluation episode at the next checkpoint — skips the grammar. Its queries are answered once per state
+  (and once per game where static) by :mod:`.queries`; a reset re-adds the problem's initial facts (issue 41).
 
 Where the stock engine spends a step (cProfile, 40 random steps on a dev game): 97 % in grammar
 derivation, of which ~60 % is TatSu re-parsing the same templates and queries and ~30 % deep copies of
@@ -60,10 +61,22 @@ from textworld.envs.pddl.textgen import (
     NonterminalSymbol,
     TerminalSymbol,
 )
-from textworld.logic import Proposition, Rule, Variable
+from textworld.logic import Proposition, Variable
 from textworld.utils import check_flag
 
+from agentgym_credit.envs.alfworld import queries
 from agentgym_credit.envs.alfworld.logic import INSTALLED_TASK, installed_logic, task_sentence
+from agentgym_credit.envs.alfworld.queries import (  # noqa: F401  (_derived: the tests clear it)
+    DERIVED_GAMES,
+    DERIVED_STATES,
+    QueryState,
+    _derived,
+    any_assignment,
+    assignments,
+    derived_commands,
+    parse_query,
+    static_predicates,
+)
 from agentgym_credit.envs.alfworld.sascache import (
     entry_key,
     entry_path,
@@ -77,12 +90,6 @@ from agentgym_credit.envs.alfworld.sascache import (
 def parse_symbols(text: str) -> tuple:
     """Parsed grammar symbols of a template string (never mutate them)."""
     return tuple(_textgen._parse_and_convert(text, rule_name="symbols"))
-
-
-@functools.cache
-def parse_query(expr: str) -> Rule:
-    """``Rule.parse_conjunctive_query`` memoized (rules are read-only here)."""
-    return Rule.parse_conjunctive_query(expr)
 
 
 _EVAL_NODES = (ast.Expression, ast.Name, ast.Load, ast.Attribute, ast.Constant, ast.BinOp, ast.Add, ast.BoolOp,
@@ -221,25 +228,6 @@ def _with_bindings(context: dict, mapping: dict) -> dict:
     }
 
 
-DERIVED_GAMES = 32
-"""Games whose per-state command memo :func:`derived_commands` keeps (least recently loaded dropped)."""
-DERIVED_STATES = 4096
-"""States one game's memo holds before it is emptied (a bound on memory, not on correctness)."""
-_derived: dict[bytes, dict] = {}
-
-
-def derived_commands(game: bytes) -> dict:
-    """The memo of one game (``game``: a digest of its domain, grammar and problem texts) of state-dependent
-    command derivations: ``frozenset(facts) -> {(template, bindings): (derived template, command)}``."""
-    memo = _derived.pop(game, None)
-    if memo is None:
-        memo = {}
-    _derived[game] = memo  # most recently used last
-    while len(_derived) > DERIVED_GAMES:
-        del _derived[next(iter(_derived))]
-    return memo
-
-
 class FastGrammar:
     """Derive text from a ``ContextSensitiveGrammar`` (same output as its ``derive``), memoizing parses."""
 
@@ -256,7 +244,7 @@ class FastGrammar:
             state, mapping = context["state"], context["mapping"]
             chosen = None
             for rule in rules:
-                if not rule.condition or any(True for _ in state.all_assignments(parse_query(rule.condition), mapping)):
+                if not rule.condition or any_assignment(state, rule.condition, mapping):
                     chosen = rule
                     break
             if chosen is None:  # the stock engine fails the same way (index into an empty list)
@@ -265,8 +253,7 @@ class FastGrammar:
         if kind is ConditionalSymbol:
             if symbol.given:
                 contexts = [
-                    _with_bindings(context, m)
-                    for m in context["state"].all_assignments(parse_query(symbol.given), context["mapping"])
+                    _with_bindings(context, m) for m in assignments(context["state"], symbol.given, context["mapping"])
                 ]
             else:
                 contexts = [context]
@@ -306,13 +293,16 @@ class FastGrammar:
         return "".join(out)
 
 
-class FastPddlState(_pddl_logic.PddlState):
+class FastPddlState(QueryState, _pddl_logic.PddlState):
     """``PddlState`` with the PDDL -> SAS translation memoized per problem text."""
 
-    def __init__(self, downward_lib: Any, pddl_problem: str, logic: Any, reload: bool = True):  # noqa: D107
+    def __init__(self, downward_lib: Any, pddl_problem: str, logic: Any, reload: bool = True,
+                 initial: Any = None):  # noqa: D107
         # reload=False: the library already holds this problem's task; go back to its initial state (id 0)
         # instead of parsing the SAS again (the library keeps the states it has seen: snapshots of earlier
-        # episodes of the game stay restorable by state id)
+        # episodes of the game stay restorable by state id); ``initial``: the problem's initial facts and the
+        # library's initial-state facts as an earlier load of this problem read them (``self.initial``), added
+        # again in the same order instead of being read again (the problem text fixes them)
         # the stock PddlState skips State.__init__ too (its logic is not a textworld GameLogic)
         self._facts = defaultdict(set)
         self._vars_by_name = {}
@@ -324,6 +314,7 @@ class FastPddlState(_pddl_logic.PddlState):
         self.task, self.sas = translate(logic.domain, pddl_problem, False)
         self._replan_loaded = False  # the planner's SAS is translated on the first replan
         self._actions = {a.name: a for a in self.task.actions}
+        self.name2type = {o.name: o.type_name for o in self.task.objects}
         for type_ in self.task.types:
             try:
                 self._logic.types.add(textworld.logic.Type(type_.name, type_.supertype_names))
@@ -333,13 +324,15 @@ class FastPddlState(_pddl_logic.PddlState):
             self.downward_lib.load_sas(self.sas.encode("utf-8"))
         else:
             self.downward_lib.set_state_id(0)
-        self.name2type = {o.name: o.type_name for o in self.task.objects}
-        self.add_facts(_initial_facts(self.task, self.name2type))
-        size = self.downward_lib.get_state_size()
-        atoms = (_pddl_logic.Atom * size)()
-        self.downward_lib.get_state(atoms)
-        facts = [atom.get_fact(self.name2type) for atom in atoms]
-        self.add_facts([f for f in facts if not f.is_negation])
+        if initial is None or not queries.ENABLED:
+            size = self.downward_lib.get_state_size()
+            atoms = (_pddl_logic.Atom * size)()
+            self.downward_lib.get_state(atoms)
+            facts = [atom.get_fact(self.name2type) for atom in atoms]
+            initial = (_initial_facts(self.task, self.name2type), [f for f in facts if not f.is_negation])
+        self.initial = initial
+        for part in initial:  # the same facts added in the same order: the same sets, iterated in the same order
+            self.add_facts(part)
 
 
     @property
@@ -416,6 +409,10 @@ def acquire_lib(owner: Any) -> Any:
 
 
 _EPOCHS = itertools.count(1)
+INITIAL_STATES = 64
+"""Problems whose initial facts a process keeps (least recently loaded dropped), so a load or reset adds them
+again instead of reading them from the task and the library (issue 41)."""
+_INITIAL: dict[tuple[str, str], Any] = {}
 
 
 class FastPddlEnv(PddlEnv):
@@ -447,7 +444,13 @@ class FastPddlEnv(PddlEnv):
         self._logic = parse_logic(data["pddl_domain"], data["grammar"])
         self._fast_grammar = FastGrammar(self._logic.grammar)
         self._templates = sorted({a.template for a in self._logic.actions.values()})
-        self._pddl_state = FastPddlState(self.downward_lib, data["pddl_problem"], self._logic)
+        key = (self._logic.domain, data["pddl_problem"])
+        self._pddl_state = FastPddlState(self.downward_lib, key[1], self._logic, initial=_INITIAL.pop(key, None))
+        self._initial = _INITIAL[key] = self._pddl_state.initial  # for reset and the next load of the problem
+        while len(_INITIAL) > INITIAL_STATES:
+            del _INITIAL[next(iter(_INITIAL))]
+        self._static = (static_predicates(self._pddl_state.task), {})  # this task's static query answers
+        self._pddl_state.static, self._pddl_state.static_memo = self._static
         self.epoch = next(_EPOCHS)  # what the library holds: this load's task
         self._entity_infos = self._get_entity_infos()
         self._command_cache: dict[tuple, str] = {}
@@ -488,6 +491,17 @@ class FastPddlEnv(PddlEnv):
         state["_last_action"] = self._last_action
         actions = list(self._pddl_state.all_applicable_actions())
         state["_valid_actions"] = actions
+        with self._pddl_state.frozen():  # nothing here changes the facts: each query is answered once
+            commands = self._commands(actions, facts)
+        state["_valid_commands"] = commands
+        state["admissible_commands"] = sorted(set(commands))
+        if self.request_infos.moves:
+            state["moves"] = self._moves
+        if self.request_infos.policy_commands:
+            state["policy_commands"] = self._pddl_state.replan(self._entity_infos)
+
+    def _commands(self, actions: list, facts: list) -> list[str]:
+        """The command of each applicable action, in order (memoized per action or per state, see the class)."""
         mapping = {k: info.name for k, info in self._entity_infos.items()}
         commands = []
         per_state = None  # this state's memo of state-dependent derivations (made on first use)
@@ -516,15 +530,12 @@ class FastPddlEnv(PddlEnv):
             command = action.format_command(mapping)
             memo[key] = (action.command_template, command)
             commands.append(command)
-        state["_valid_commands"] = commands
-        state["admissible_commands"] = sorted(set(commands))
-        if self.request_infos.moves:
-            state["moves"] = self._moves
-        if self.request_infos.policy_commands:
-            state["policy_commands"] = self._pddl_state.replan(self._entity_infos)
+        return commands
 
     def reset(self) -> GameState:
-        self._pddl_state = FastPddlState(self.downward_lib, self._game_data["pddl_problem"], self._logic, reload=False)
+        self._pddl_state = FastPddlState(self.downward_lib, self._game_data["pddl_problem"], self._logic, reload=False,
+                                         initial=self._initial)
+        self._pddl_state.static, self._pddl_state.static_memo = self._static
         self.op_path: list[tuple[int, int]] = []
         self.prev_state = None
         self.state = GameState()
@@ -553,7 +564,8 @@ class FastPddlEnv(PddlEnv):
             action = self._last_action
             variables = {ph.name: self._entity_infos[var.name] for ph, var in action.mapping.items()}
             context = self._context(list(self._pddl_state.facts), variables, dict(action.mapping))
-            self.state.feedback = self._fast_grammar.derive(action.feedback_rule, context)
+            with self._pddl_state.frozen():
+                self.state.feedback = self._fast_grammar.derive(action.feedback_rule, context)
             self._moves += 1
         except ValueError:
             self.state.feedback = "Nothing happens."
