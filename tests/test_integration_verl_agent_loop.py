@@ -331,7 +331,7 @@ def test_reward_extra_info_reports_success_per_category():
         await h.close()
         return cat
 
-    assert asyncio.run(go()) == "fashion"  # the seed-0 goal of WebShop generator v7 (issue 45: description twins)
+    assert asyncio.run(go()) == "beauty"  # the seed-0 goal of WebShop generator v9 (issue 45; v7/v8: fashion)
     tok = build_tokenizer(["go north", "go east"] * 20, vocab_size=270)
     loop = _loop(tok, ScriptedServer(tok, ["go north"]))
     row = agc_verl.group_dataset("credit/GridWorld-v0", [1], env_kwargs={"size": 3, "n_tasks": 4}, max_steps=2,
@@ -524,7 +524,7 @@ def test_a_webshop_group_reports_success_per_product_category_through_verls_vali
     assert 0 < sum(o.extra_fields["agc_reward"] for o in runs[1]) < 1  # bought, partly matching: no success
     assert len(runs[2]) == len(expert) + 2  # the tiny model never buys: the episode runs to max_steps
     metrics = _check_success_per_category(runs, row, tok, category, [1.0, 0.0, 0.0], {0: expert, 1: wrong})
-    assert category == "fashion" and "acc/grocery" not in metrics  # goal 0 of WebShop generator v7 (description twins)
+    assert category == "beauty" and "acc/fashion" not in metrics  # goal 0 of WebShop generator v9 (v7/v8: fashion)
 
 
 def test_a_generated_alfworld_group_reports_success_per_task_type_through_verls_validation(tmp_path, monkeypatch):

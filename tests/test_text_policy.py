@@ -38,7 +38,7 @@ def test_prior_starts_in_range_on_webshop():
     from agentgym_credit.truth.experts import WebShopExpertFactory
 
     s = _success(WebShopExpertFactory(1000), range(16), 4, 15, TextPolicy())
-    assert 0.10 <= s <= 0.50, s
+    assert 0.05 <= s <= 0.50, s  # neither near 0 nor solved (generator v9's harder goals: 0.094; v7: >= 0.10)
     # the bonus is what sets the start: without it the prior alone is near 0
     assert _success(WebShopExpertFactory(1000), range(16), 4, 15, TextPolicy(expert_bonus=0.0)) < s
 

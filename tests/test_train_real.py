@@ -22,7 +22,9 @@ def _cfg(tmp_path, **kw):
 
 
 def test_run_is_deterministic_across_backends_and_saves_policies(tmp_path):
-    cfg = _cfg(tmp_path)
+    # groups of 4: on WebShop generator v9 every pair of seed 0's 2-rollout groups ends alike (zero advantages,
+    # nothing learned), so the saved policy could not show it was the trained one
+    cfg = _cfg(tmp_path, group_size=4)
     res = T.run_benchmark(cfg)
     assert {r["arm"] for r in res.rows} == {"grpo", "gigpo[state]"}
     for arm in cfg.arms:
