@@ -2,6 +2,7 @@
 and a --quick run."""
 
 import math
+from pathlib import Path
 from types import SimpleNamespace
 
 import gymnasium as gym
@@ -374,3 +375,18 @@ def test_the_summary_has_a_line_per_task_without_a_grpo_arm():
               "holm": "win", "diff": -1600.0, "ci": 300.0}]
     lines = TR.summary_lines(cfg, [], summary, comps)
     assert len(lines) == 1 and lines[0].startswith("- **cue**") and "`graph[obs]` -60% (Holm: fewer steps" in lines[0]
+
+
+def test_from_csv_keeps_the_recorded_commands_settings(tmp_path):
+    """Re-rendering a committed report from its CSVs with only --from-csv/--out must keep what its run was told
+    (--seed-base, --primary, --predictions, ...): those settings are in the recorded command, not in the CSV."""
+    import shutil
+
+    src = Path("benchmarks/learning")
+    for suffix in (".csv", "_sweep.csv", "_credit.csv", ".md"):
+        shutil.copy(src / f"training_graph_obs_current{suffix}", tmp_path / f"training_graph_obs_current{suffix}")
+    assert T.main(["--from-csv", str(tmp_path / "training_graph_obs_current.csv"), "--out", str(tmp_path),
+                   "--name", "training_graph_obs_current", "--no-progress"]) == 0
+    md = (tmp_path / "training_graph_obs_current.md").read_text()
+    assert "## Primary comparisons" in md and "10 fresh seeds (400..)" in md
+    assert "--seed-base 400" in md  # the recorded command stays the report's command

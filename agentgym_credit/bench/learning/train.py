@@ -238,6 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argv = list(sys.argv[1:] if argv is None else argv)
     cfg, args = config_from_args(argv)
+    if args.from_csv is not None:  # the recorded run's options first, this call's after them (they win)
+        cfg, args = config_from_args(R.recorded_options(args.from_csv.with_suffix(".md")) + argv)
     try:
         cfg.validate()
         if cfg.policy == "bow":

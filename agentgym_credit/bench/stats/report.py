@@ -135,6 +135,19 @@ def read_command(md_path: str | os.PathLike) -> str | None:
     return None
 
 
+def recorded_options(md_path: str | os.PathLike) -> list[str]:
+    """The options (from the first ``--`` on) of the command a report written earlier records, so a re-render
+    from its CSVs keeps what the run was told (seeds, primary family, predictions); ``[]`` if none is recorded."""
+    import shlex
+
+    cmd = read_command(md_path)
+    if cmd is None:
+        return []
+    words = shlex.split(cmd)
+    first = next((i for i, w in enumerate(words) if w.startswith("--")), len(words))
+    return words[first:]
+
+
 PROGRESS_EVERY_S = 10.0
 """Without tqdm, :func:`progress` prints a line at most this often (and at the start and the end)."""
 
