@@ -168,3 +168,62 @@ def test_graphs_defaults_are_the_ones_the_tuning_report_chose():
     assert params["loops"].default == "auto" and OBS_LOOPS == m.group(4)
     assert params["alias"].default == "auto" and auto_alias("auto", "obs_key") == m.group(5)
     assert params["lam"].default == 0.0
+
+
+ISSUE29_OBS = {"key": "obs_key", "loops": "events", "alias": "fallback", "shrink": 0.5, "terminal": 1.0,
+               "tail": "none", "tail_k": 3.0}
+
+
+def _guard_train(task, opts, seeds):
+    """A fake tabular run: alias "none" collapses household-small; loops "none" costs AliasedGrid 0.07 at shrink 0.5
+    only (so it fails the registered guard and passes on top of today's defaults)."""
+    x = 0.1 if (task == "household-small" and opts["alias"] == "none") else 1.0
+    if task == "aliased" and opts["loops"] == "none" and opts["shrink"] == 0.5:
+        x -= 0.07
+    return [x] * seeds
+
+
+def test_obs_guard_admits_levels_from_the_issue29_base_and_judges_the_pick_whole():
+    rows = G.obs_guard(3, train=_guard_train, issue29=ISSUE29_OBS)
+    assert [(r["base"], r["obs"]) for r in rows][:2] == [("issue-29 defaults", ("events", "fallback")),
+                                                          ("issue-29 defaults", ("none", "fallback"))]
+    assert len(rows) == 2 * len(G.OBS_OPTIONS)
+    assert G.admitted_obs(rows) == (("events", "fallback"), ("split", "fallback"))
+    today = {r["obs"]: r["pass"] for r in rows if r["base"] == "today's defaults"}
+    assert today == {("events", "fallback"): True, ("none", "fallback"): True, ("split", "fallback"): True,
+                     ("events", "none"): False, ("none", "none"): False}
+    # today's defaults trained whole are judged against the issue-29 reference, not against themselves
+    worse = G.obs_guard(2, train=lambda t, o, s: [0.5 if o["shrink"] != 0.5 else 1.0] * s, issue29=ISSUE29_OBS)
+    own = next(r for r in worse if r["base"] == "today's defaults")
+    assert own["obs"] == (G.current_obs_defaults()["loops"], G.current_obs_defaults()["alias"]) and not own["pass"]
+
+
+def test_tuning_report_chooses_with_the_guard_rerun_and_replays_it_from_its_csv(tmp_path, monkeypatch):
+    from agentgym_credit.bench.learning import graph_guard
+
+    assert graph_guard.ISSUE29 == ISSUE29_OBS
+    cells = [("grid", "uniform", 2), ("aliased", "uniform", 2)]
+
+    def per(s, t, tl, ob):  # loops "none" is the most accurate obs option; only a guard that admits it picks it
+        return [0.6 + 0.1 * (s == 0.25) + 0.2 * (ob == ("none", "fallback")), 0.6]
+
+    csv = tmp_path / "tune.csv.gz"
+    res = _fake_grid(per, lambda s, t, tl: 6.0, cells)
+    for c in cells:
+        res[(*c, "rows")]["n"] = [10, 10, 10]
+        for name in list(H.JUDGED) + list(H.REFERENCE):
+            res[(*c, name)] |= {"pearson": [0.5] * 3, "sign_acc": [0.5] * 3, "kurt": [3.0] * 3}
+    H.save_rows(res, csv)
+    argv = ["--split", "tuning", "--families", "grid", "aliased", "--policies", "uniform", "--group-sizes", "2",
+            "--seeds", "3", "--from-csv", str(csv)]
+    assert H.main(argv + ["--out", str(tmp_path / "plain.md")]) == 0
+    assert "obs_key loops=events, alias=fallback`" in (tmp_path / "plain.md").read_text()
+    calls = []
+    monkeypatch.setattr(graph_guard, "final_success", lambda t, o, s: calls.append(t) or [1.0] * s)
+    assert H.main(argv + ["--guard", "--out", str(tmp_path / "guarded.md")]) == 0  # every obs level passes
+    text = (tmp_path / "guarded.md").read_text()
+    assert "obs_key loops=none, alias=fallback`" in text and "## The learning guard of the obs-key options" in text
+    assert len(calls) == 2 * 2 * len(G.OBS_OPTIONS) and (tmp_path / "tune_guard.csv").exists()
+    monkeypatch.setattr(graph_guard, "final_success", lambda t, o, s: pytest.fail("replayed, not rerun"))
+    assert H.main(argv + ["--out", str(tmp_path / "again.md")]) == 0
+    assert (tmp_path / "again.md").read_text().split("## The choice")[1] == text.split("## The choice")[1]

@@ -8,7 +8,9 @@ rule is written in ``benchmarks/exact/credit_heldout.split.md`` (third and fourt
   one untailed solve per batch);
 - :data:`LEARNING_GUARD`: the levels that keep ``graph[obs]`` learning on the training benchmark's tuning
   families (``bench/learning/graph_guard.py``, ``benchmarks/learning/graph_guard.md``);
-- :func:`kurtosis`, :func:`cell_means`, :func:`choose_defaults`.
+- :func:`kurtosis`, :func:`cell_means`, :func:`choose_defaults`;
+- :func:`obs_guard`: the guard of the obs-key options rerun on the current code (``heldout --split tuning --guard``),
+  each (loops, alias) changed alone from the issue-29 defaults (the registered guard) and from today's defaults.
 """
 
 from __future__ import annotations
@@ -40,6 +42,57 @@ LEARNING_GUARD: dict[str, tuple] = {"shrink": (0.25, 0.5), "terminal": (1.0, 0.5
 """The levels the fourth addendum admits: each, changed alone from the issue-29 defaults, keeps ``graph[obs]``'s
 final success on AliasedGrid and household-small within 0.05 of the defaults' (3 seeds, ``benchmarks/learning/
 graph_guard.md``)."""
+
+
+GUARD_TASKS = ("aliased", "household-small")
+"""The training benchmark's tuning families the guard trains on (``bench/learning/graph_guard.py``)."""
+
+
+def current_obs_defaults() -> dict:
+    """``graph[obs]``'s options at today's defaults, named in full (read from ``graph``'s signature)."""
+    import inspect
+
+    from agentgym_credit.credit.graph import OBS_LOOPS, auto_alias, graph
+
+    p = {k: v.default for k, v in inspect.signature(graph).parameters.items()}
+    return {"key": "obs_key", "loops": OBS_LOOPS, "alias": auto_alias("auto", "obs_key"), "shrink": p["shrink"],
+            "terminal": p["terminal"], "tail": p["tail"], "tail_k": p["tail_k"]}
+
+
+def obs_guard(seeds: int = 3, margin: float = 0.05, train: Callable[[str, dict, int], list[float]] | None = None,
+              issue29: dict | None = None) -> list[dict]:
+    """The fourth addendum's learning guard for the :data:`OBS_OPTIONS`, run on the current code: each (loops,
+    alias) changed alone from a base, ``graph[obs]`` trained by ``bench train``'s tabular policy on
+    :data:`GUARD_TASKS` (``train(task, options, seeds)`` -> final success per seed; default
+    ``bench/learning/graph_guard.final_success``). Two bases: ``issue29`` (default ``graph_guard.ISSUE29``: the
+    registered guard, which admits levels) and today's defaults (:func:`current_obs_defaults`: a sensitivity
+    check of the same levels on top of the current defaults). A level passes when its mean final success is within
+    ``margin`` of its base's on every task.
+
+    Returns one row per (base, obs option): ``{"base", "obs", "success": {task: [per seed]}, "mean": {task: m},
+    "pass"}``, each base's own option first (passing by definition)."""
+    if train is None or issue29 is None:
+        from agentgym_credit.bench.learning import graph_guard
+
+        train, issue29 = train or graph_guard.final_success, issue29 or graph_guard.ISSUE29
+    rows, ref29 = [], None
+    for base, opts in (("issue-29 defaults", dict(issue29)), ("today's defaults", current_obs_defaults())):
+        own = (opts["loops"], opts["alias"])
+        ref = None
+        for ob in (own, *(o for o in OBS_OPTIONS if o != own)):
+            per = {t: [float(x) for x in train(t, opts | {"loops": ob[0], "alias": ob[1]}, seeds)] for t in GUARD_TASKS}
+            rows.append({"base": base, "obs": ob, "success": per, "mean": {t: float(np.mean(v)) for t, v in per.items()}})
+            ref = ref or rows[-1]["mean"]
+            ref29 = ref29 or ref
+            # a base's own row is judged against the issue-29 reference (the rule's "pick trained whole" check)
+            against = ref29 if ob == own else ref
+            rows[-1]["pass"] = all(rows[-1]["mean"][t] >= against[t] - margin for t in GUARD_TASKS)
+    return rows
+
+
+def admitted_obs(rows: list[dict]) -> tuple[tuple[str, str], ...]:
+    """The obs levels the registered guard (base ``"issue-29 defaults"``) admits, from :func:`obs_guard`'s rows."""
+    return tuple(r["obs"] for r in rows if r["base"] == "issue-29 defaults" and r["pass"])
 
 
 def _fmt(x: float | str) -> str:
@@ -141,4 +194,5 @@ def choose_defaults(res: dict, cells: Sequence[tuple], guard: dict | None = LEAR
 
 
 __all__ = ["SHRINKS", "TERMINALS", "TAILS", "OBS_OPTIONS", "SETTINGS", "CANDIDATES", "KURTOSIS_FACTOR",
-           "LEARNING_GUARD", "candidate_name", "kurtosis", "cell_means", "choose_defaults"]
+           "LEARNING_GUARD", "GUARD_TASKS", "candidate_name", "kurtosis", "cell_means", "choose_defaults",
+           "current_obs_defaults", "obs_guard", "admitted_obs"]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import shlex
 import sys
@@ -44,14 +45,17 @@ from agentgym_credit.bench.exact.credit_run import (
 from agentgym_credit.bench.exact.credit_signals import obs_keyed
 from agentgym_credit.bench.exact.graph_tuning import (
     CANDIDATES,
+    GUARD_TASKS,
     KURTOSIS_FACTOR,
     LEARNING_GUARD,
     TAILS,
     _fmt,
+    admitted_obs,
     candidate_name,
     cell_means,
     choose_defaults,
     kurtosis,
+    obs_guard,
 )
 from agentgym_credit.bench.stats import metrics as M
 from agentgym_credit.bench.stats.report import machine_lines, markdown_table, progress, write_csv
@@ -300,9 +304,65 @@ def _setting(shrink, terminal, tail, obs) -> str:
     return f"shrink={_fmt(shrink)}, terminal={terminal:g}, tail={tail}; obs_key loops={obs[0]}, alias={obs[1]}"
 
 
-def tuning_report(res: dict, a, header: list[str]) -> str:
+def _canon(opts: dict) -> str:
+    return json.dumps(opts, sort_keys=True)
+
+
+def guard_rows(a, csv_path: Path) -> list[dict] | None:
+    """:func:`~agentgym_credit.bench.exact.graph_tuning.obs_guard`'s rows: replayed from ``<report>_guard.csv``
+    beside ``--from-csv`` when it is there, run (and saved there, atomically) with ``--guard``, else None."""
+    saved = Path(str(a.from_csv or csv_path).removesuffix(".gz").removesuffix(".csv") + "_guard.csv")
+    if a.from_csv and saved.exists():
+        from agentgym_credit.bench.stats.report import read_csv
+
+        got: dict = defaultdict(list)
+        for r in sorted(read_csv(saved), key=lambda r: r["seed"]):
+            got[r["task"], r["options"]].append(float(r["success"]))
+        def replay(task: str, opts: dict, seeds: int) -> list[float]:
+            if len(got.get((task, _canon(opts)), ())) < seeds:
+                raise SystemExit(f"{saved} has no {seeds}-seed run of {task} at {_canon(opts)} (the defaults or "
+                                 "--guard-seeds changed since it was written: rerun with --guard)")
+            return got[task, _canon(opts)][:seeds]
+
+        return obs_guard(a.guard_seeds, train=replay)
+    if not a.guard:
+        return None
+    flat = []
+
+    def train(task: str, opts: dict, seeds: int) -> list[float]:
+        from agentgym_credit.bench.learning.graph_guard import final_success
+
+        out = final_success(task, opts, seeds)
+        flat.extend({"task": task, "options": _canon(opts), "seed": i, "success": x} for i, x in enumerate(out))
+        return out
+
+    rows = obs_guard(a.guard_seeds, train=train)
+    tmp = saved.with_name(saved.name + ".tmp")
+    write_csv(tmp, flat)
+    os.replace(tmp, saved)
+    return rows
+
+
+def guard_section(rows: list[dict]) -> list[str]:
+    """The obs-key options' learning guard rerun on the code that rendered the report."""
+    body = [[r["base"], "/".join(r["obs"])] + [" ".join(f"{x:.2f}" for x in r["success"][t]) + f" (mean {r['mean'][t]:.3f})"
+                                             for t in GUARD_TASKS] + ["yes" if r["pass"] else "no"] for r in rows]
+    return ["## The learning guard of the obs-key options, rerun (`--guard`)", "",
+            "Each (loops, alias) option changed alone from a base, `graph[obs]` trained by `bench train`'s tabular "
+            "policy (lr 16, exact final success; `bench/learning/graph_guard.py`'s `final_success`). Base `issue-29 "
+            "defaults` is the registered guard (fourth addendum): its passing levels are the obs levels admitted in "
+            "the choice above. Base `today's defaults` (the code's defaults) is a sensitivity check: an option passes "
+            "within 0.05 of today's defaults on both tasks; today's defaults' own row is the pick trained whole, "
+            "judged against the issue-29 defaults.", "",
+            markdown_table(["base", "loops/alias", *(f"{t} final success per seed" for t in GUARD_TASKS), "passes"],
+                           body), "",
+            "Admitted obs levels (registered guard): " + ", ".join("/".join(o) for o in admitted_obs(rows)) + ".", ""]
+
+
+def tuning_report(res: dict, a, header: list[str], guard: list[dict] | None = None) -> str:
     cells = cells_of(a.families, a.policies, a.group_sizes)
-    choice, table = choose_defaults(res, cells)
+    admit = LEARNING_GUARD if guard is None else LEARNING_GUARD | {"obs": admitted_obs(guard)}
+    choice, table = choose_defaults(res, cells, guard=admit)
     bare, _ = choose_defaults(res, cells, guard=None, kurtosis_factor=KURTOSIS_FACTOR)
     old = next(r for r in table if r[:4] == (0.5, 1.0, "none", ("events", "fallback")))
     ch = (choice["shrink"], choice["terminal"], choice["tail"], choice["obs"])
@@ -310,8 +370,9 @@ def tuning_report(res: dict, a, header: list[str]) -> str:
         "## The choice (tuning cells only; rule in `benchmarks/exact/credit_heldout.split.md`, third and fourth addenda)", "",
         f"Chosen: `{_setting(*ch)}`: worst regret {choice['worst_regret']:.3f} over {2 * len(cells)} (key, cell) pairs, "
         f"mean Pearson {choice['mean']:.3f}, median kurtosis {choice['kurt'][0]:.1f} (state) / {choice['kurt'][1]:.1f} "
-        f"(obs), among the settings whose levels all pass the learning guard ({LEARNING_GUARD}; "
-        "`benchmarks/learning/graph_guard.md`).", "",
+        f"(obs), among the settings whose levels all pass the learning guard ({admit}; "
+        + ("obs levels from this report's guard rerun below" if guard else "`benchmarks/learning/graph_guard.md`")
+        + ").", "",
         f"The rule as first registered (kurtosis at most {KURTOSIS_FACTOR:g} x GiGPO's, limits "
         f"{bare['limits'][0]:.1f} / {bare['limits'][1]:.1f}; withdrawn, fourth addendum) picked "
         f"`{_setting(bare['shrink'], bare['terminal'], bare['tail'], bare['obs'])}`: worst regret "
@@ -323,7 +384,8 @@ def tuning_report(res: dict, a, header: list[str]) -> str:
                        [[_fmt(r[0]), f"{r[1]:g}", r[2], "/".join(r[3]), f"{r[4]:.3f}", r[5], f"{r[6]:.3f}",
                          f"{r[7][0]:.1f} / {r[7][1]:.1f}", "yes" if r[8] else "no"] for r in table[:40]]),
         "", "### Estimators at their defaults on tuning cells (paired, Holm over the cells of each row)", "",
-        "`graph` / `graph[obs]` are the defaults of the code that ran (at the tuning run: the issue-29 defaults).", "",
+        "`graph` / `graph[obs]` are the defaults of the code that ran (the estimator code hashes above; the first "
+        "tuning run, before issue 41 changed them, ran at the issue-29 defaults).", "",
         comparison_table(res, cells, GOAL_COMPARISONS + OBS_GOAL + OTHER_COMPARISONS + CHECKS), "",
         "## Pearson r vs A^π per tuning family (mean ± 95% t-interval over seeds)", ""]
     names = ["grpo", "gigpo[state]", "gigpo[obs]", "graphgpo", "gagpo", candidate_name(*old[:3]), candidate_name(*ch[:3]),
@@ -332,6 +394,8 @@ def tuning_report(res: dict, a, header: list[str]) -> str:
     lines += family_tables(res, a.families, a.policies, a.group_sizes, names)
     lines += ["## Kurtosis of the advantages per tuning family (mean over seeds)", ""]
     lines += family_tables(res, a.families, a.policies, a.group_sizes, names[:-1], metric="kurt")
+    if guard:
+        lines += guard_section(guard)
     return "\n".join(lines) + "\n"
 
 
@@ -421,6 +485,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--from-md", default=None, help="an earlier report of this benchmark: keep its text, replace "
                                                     "its findings with --findings (no rerun)")
     p.add_argument("--out", default=None, help=f"default: {HELD_OUT_REPORT} (held-out) or {TUNING_REPORT} (tuning)")
+    p.add_argument("--guard", action="store_true", help="tuning: rerun the learning guard of the obs-key options "
+                   "(graph_tuning.obs_guard; minutes) and choose with its admitted levels; saved beside the CSV")
+    p.add_argument("--guard-seeds", type=int, default=3)
     a = p.parse_args(argv)
     if a.from_md:
         old = Path(a.from_md).read_text().split("\n## Findings")[0].rstrip()
@@ -463,7 +530,10 @@ def main(argv: list[str] | None = None) -> int:
                "`graph[obs] events shrink1` are the defaults before issue 29; `truth+noise`, `truth+noise'`, "
                "`truth+2noise` are the exact A^π plus Gaussian noise of 1, 1 and 2 times its sd (the null case and "
                "the known effect)."]
-    text = (heldout_report if a.split == "heldout" else tuning_report)(res, a, header)
+    if a.split == "heldout":
+        text = heldout_report(res, a, header)
+    else:
+        text = tuning_report(res, a, header, guard_rows(a, csv_path))
     if a.findings:
         text = text.rstrip() + "\n\n" + Path(a.findings).read_text().rstrip() + "\n"
     out.parent.mkdir(parents=True, exist_ok=True)
