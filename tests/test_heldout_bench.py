@@ -227,3 +227,16 @@ def test_tuning_report_chooses_with_the_guard_rerun_and_replays_it_from_its_csv(
     monkeypatch.setattr(graph_guard, "final_success", lambda t, o, s: pytest.fail("replayed, not rerun"))
     assert H.main(argv + ["--out", str(tmp_path / "again.md")]) == 0
     assert (tmp_path / "again.md").read_text().split("## The choice")[1] == text.split("## The choice")[1]
+
+
+def test_the_committed_guard_rerun_admits_exactly_the_obs_levels_the_rule_uses():
+    """LEARNING_GUARD's obs levels are the ones the committed guard rerun admits (events/fallback, split/fallback);
+    every alias="none" level fails it, on both bases (benchmarks/exact/graph_credit_tuning.findings.md)."""
+    from types import SimpleNamespace
+
+    root = H.Path(__file__).resolve().parents[1]
+    csv = root / "benchmarks" / "exact" / "graph_credit_tuning.csv.gz"
+    rows = H.guard_rows(SimpleNamespace(from_csv=str(csv), guard=False, guard_seeds=3), csv)
+    assert rows is not None and G.admitted_obs(rows) == H.LEARNING_GUARD["obs"]
+    assert not any(r["pass"] for r in rows if r["obs"][1] == "none")
+    assert all(r["pass"] for r in rows if r["obs"] == (G.current_obs_defaults()["loops"], G.current_obs_defaults()["alias"]))
