@@ -310,14 +310,16 @@ def _canon(opts: dict) -> str:
 
 def guard_rows(a, csv_path: Path) -> list[dict] | None:
     """:func:`~agentgym_credit.bench.exact.graph_tuning.obs_guard`'s rows: replayed from ``<report>_guard.csv``
-    beside ``--from-csv`` when it is there, run (and saved there, atomically) with ``--guard``, else None."""
+    beside ``--from-csv`` when it is there and ``--guard`` is not given; run (and saved there, atomically) with
+    ``--guard``; else None."""
     saved = Path(str(a.from_csv or csv_path).removesuffix(".gz").removesuffix(".csv") + "_guard.csv")
-    if a.from_csv and saved.exists():
+    if a.from_csv and saved.exists() and not a.guard:
         from agentgym_credit.bench.stats.report import read_csv
 
         got: dict = defaultdict(list)
         for r in sorted(read_csv(saved), key=lambda r: r["seed"]):
             got[r["task"], r["options"]].append(float(r["success"]))
+
         def replay(task: str, opts: dict, seeds: int) -> list[float]:
             if len(got.get((task, _canon(opts)), ())) < seeds:
                 raise SystemExit(f"{saved} has no {seeds}-seed run of {task} at {_canon(opts)} (the defaults or "
