@@ -85,7 +85,7 @@ def test_engine_transcripts_are_identical_in_every_mode():
             eng = make_engine(fast=True, facts=True)
             eng.load(upgrade_game(json.loads(games[k].read_text())))
             rng = random.Random(seed)
-            for episode in range(2):  # the second episode meets the first one's states again
+            for _ in range(2):  # the second episode meets the first one's states again
                 st = eng.reset()
                 for _ in range(15):
                     acts = st["_valid_actions"]

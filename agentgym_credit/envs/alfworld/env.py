@@ -28,7 +28,7 @@ from agentgym_credit.envs.alfworld.games import (
     real_split_dir,
 )
 from agentgym_credit.envs.alfworld.generator import TASK_TYPES
-from agentgym_credit.envs.alfworld.statekeys import digest, fact_str, shuffled_keys
+from agentgym_credit.envs.alfworld.statekeys import FACT_MEMO, digest, fact_str, shuffled_keys
 from agentgym_credit.envs.base import CreditEnv, resolve_task
 from agentgym_credit.errors import SnapshotUnsupported
 
@@ -68,6 +68,28 @@ def canonical_facts(facts: Sequence[Any], static: bool = True) -> tuple[list[str
         elif static:
             stat.append(fact_str(f))
     return sorted(dyn), sorted(stat)
+
+
+_DYNAMIC: dict[Any, str] = {}
+"""Fact -> its string in ``state_key``'s dynamic part, or ``""`` (static, bookkeeping, negated): what
+:func:`dynamic_facts` reads (emptied at ``statekeys.FACT_MEMO`` entries; a bound on memory only)."""
+
+
+def dynamic_facts(facts: Sequence[Any]) -> tuple[str, ...]:
+    """``tuple(canonical_facts(facts, static=False)[0])``, each fact's kind and string looked up once per process."""
+    out, get = [], _DYNAMIC.get
+    for f in facts:
+        s = get(f)
+        if s is None:
+            if len(_DYNAMIC) >= FACT_MEMO:
+                _DYNAMIC.clear()
+            name = f.name
+            skip = name in BOOKKEEPING_PREDICATES or name.startswith(NEGATED_PREFIX) or name in STATIC_PREDICATES
+            s = _DYNAMIC[f] = "" if skip else fact_str(f)
+        if s:
+            out.append(s)
+    out.sort()
+    return tuple(out)
 
 
 def _env_data_dir(required: bool) -> str | None:
@@ -259,7 +281,7 @@ class ALFWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGIN
         if not statememo.enabled():
             return None
         if self._dyn[0] is not self._state:
-            self._dyn = (self._state, tuple(canonical_facts(self._state["facts"], static=False)[0]))
+            self._dyn = (self._state, dynamic_facts(self._state["facts"]))
         return self._dyn[1]
 
     def _assess(self, admissible: Any) -> tuple[str | None, str | None]:

@@ -51,7 +51,6 @@ from typing import Any
 
 import fast_downward
 import textworld
-import textworld.envs.pddl.textgen as _textgen
 from textworld.core import GameState
 from textworld.envs.pddl import PddlEnv
 from textworld.envs.pddl import logic as _pddl_logic
@@ -86,8 +85,14 @@ from agentgym_credit.envs.alfworld.sascache import (
     sas_cache_dir,
     write_entry,
 )
-from agentgym_credit.envs.alfworld.statememo import applicable, game_memo, is_static_template, parse_symbols
-
+from agentgym_credit.envs.alfworld.statememo import (
+    applicable,
+    game_memo,
+    is_static_template,
+    parse_symbols,
+    readable_facts,
+    translated,
+)
 
 _EVAL_NODES = (ast.Expression, ast.Name, ast.Load, ast.Attribute, ast.Constant, ast.BinOp, ast.Add, ast.BoolOp,
                ast.Or, ast.And)
@@ -308,7 +313,7 @@ class FastPddlState(QueryState, _pddl_logic.PddlState):
         self._logic = logic
         self.downward_lib = downward_lib
         self.pddl_problem = pddl_problem
-        self.task, self.sas = translate(logic.domain, pddl_problem, False)
+        self.task, self.sas = translated(translate, logic.domain, pddl_problem)
         self._replan_loaded = False  # the planner's SAS is translated on the first replan
         self._actions = {a.name: a for a in self.task.actions}
         self.name2type = {o.name: o.type_name for o in self.task.objects}
@@ -484,7 +489,7 @@ class FastPddlEnv(PddlEnv):
         facts = list(self._pddl_state.facts)
         state["_facts"] = facts
         if self.request_infos.facts:
-            state["facts"] = [self._readable_fact(f) for f in facts]
+            state["facts"] = readable_facts(self._readable, self._readable_fact, facts)
         state["last_action"] = None
         state["_last_action"] = self._last_action
         state["_valid_actions"], state["_valid_commands"], state["admissible_commands"] = applicable(self, facts)

@@ -182,6 +182,39 @@ def is_static_template(env: Any, template: str) -> bool:
     return out
 
 
+TASKS = 64
+"""Problems whose translation (:func:`translated`) a process keeps in memory, least recently used dropped: the
+dev games' confirmation plays 19 games, more than ``fast.translate``'s own 16 (which re-parsed a problem's PDDL
+on every load past them)."""
+_TASKS: dict[tuple[str, str], Any] = {}
+
+
+def translated(translate: Any, domain: str, problem: str) -> Any:
+    """``translate(domain, problem, False)`` (a pure function of the two texts, see ``fast.translate``), kept for
+    :data:`TASKS` problems with the memos on."""
+    if not enabled():
+        return translate(domain, problem, False)
+    key = (domain, problem)
+    out = _TASKS.pop(key, None)
+    if out is None:
+        out = translate(domain, problem, False)
+    _TASKS[key] = out  # most recently used last
+    while len(_TASKS) > TASKS:
+        del _TASKS[next(iter(_TASKS))]
+    return out
+
+
+def readable_facts(known: dict, readable: Any, facts: list) -> list:
+    """``[readable(f) for f in facts]``, read from ``readable``'s memo ``known`` in one pass when every fact is in
+    it (the same objects, in the same order)."""
+    if enabled():
+        try:
+            return list(map(known.__getitem__, facts))
+        except KeyError:
+            pass
+    return [readable(f) for f in facts]
+
+
 def assessed(memo: GameMemo | None, spec: Any, dynamic: tuple[str, ...], facts: Any,
              admissible: Any) -> tuple[str | None, str | None]:
     """:func:`~.expert.assess` of a state, memoized in ``memo`` (``None``: computed afresh)."""
@@ -199,4 +232,4 @@ def assessed(memo: GameMemo | None, spec: Any, dynamic: tuple[str, ...], facts: 
 
 
 __all__ = ["GAMES", "STATES", "GameMemo", "applicable", "assessed", "clear", "enabled", "game_memo",
-           "is_static_template", "parse_symbols", "static_template"]
+           "is_static_template", "parse_symbols", "readable_facts", "static_template", "translated", "TASKS"]
