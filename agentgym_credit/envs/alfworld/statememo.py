@@ -15,8 +15,8 @@ pure function of its key:
   :attr:`GameMemo.commands` for every later state and load of the game. On the installed grammar every
   template is static (``go to`` lists ``receptacleatlocation``, a static predicate).
 - :func:`applicable` — the applicable actions, their commands and the sorted admissible commands of a state,
-  keyed by the tuple of applicable operator ids that the Fast Downward library reports for the state (the
-  operators, their order and their names are the library's; with every template static the commands follow
+  keyed by the applicable operators' ids and effect counts that the Fast Downward library reports for the state
+  (the operators, their order and their names are the library's; with every template static the commands follow
   from them). The library state is read, not the Python fact sets, so the key is exact; it is stored only
   when every action's template is static.
 - :func:`assessed` — the expert's ``(command, dead end)`` (:func:`~.expert.assess`), keyed by the game, the task
@@ -68,7 +68,9 @@ class GameMemo:
     templates: dict = field(default_factory=dict)
     """``template -> bool``: :func:`static_template` for this game's grammar and static predicates."""
     applicable: dict = field(default_factory=dict)
-    """``operator ids -> (operators, actions, commands, admissible)``."""
+    """``((operator id, effect count), ...) -> (operators, actions, commands, admissible)``."""
+    shared: dict = field(default_factory=dict)
+    """The operator and action objects the entries of :attr:`applicable` share (never mutated once stored)."""
     expert: dict = field(default_factory=dict)
     """``(spec, dynamic facts, admissible) -> (command, dead end)``."""
 
@@ -140,12 +142,13 @@ def static_template(template: str, rules: dict, static: frozenset) -> bool:
     return ok(parse_symbols(template))
 
 
-def _operator_ids(state: Any) -> tuple[int, ...]:
-    """The ids of the library's applicable operators in its order (what ``all_applicable_actions`` reads)."""
+def _operator_ids(state: Any) -> tuple[tuple[int, int], ...]:
+    """``(id, effect count)`` of the library's applicable operators in its order (what ``all_applicable_actions``
+    reads; the count is what ``apply`` passes back, and a conditional effect could make it differ by state)."""
     lib = state.downward_lib
     operators = (fast_downward.Operator * lib.get_applicable_operators_count())()
     lib.get_applicable_operators(operators)
-    return tuple(op.id for op in operators)
+    return tuple((op.id, op.nb_effect_atoms) for op in operators)
 
 
 def applicable(env: Any, facts: list) -> tuple[list, list[str], list[str]]:
@@ -164,10 +167,13 @@ def applicable(env: Any, facts: list) -> tuple[list, list[str], list[str]]:
     with state.frozen():  # nothing here changes the facts: each query is answered once
         commands = env._commands(actions, facts)  # (replaces each action's template by its derivation)
     admissible = sorted(set(commands))
-    if static:
+    if static:  # stored with one operator and one action object per operator id and effect count (memory)
         if len(memo.applicable) >= STATES:
             memo.applicable.clear()
-        memo.applicable[key] = (state._operators, tuple(actions), tuple(commands), tuple(admissible))
+        shared = memo.shared
+        operators = {i: shared.setdefault((i, op.nb_effect_atoms), op) for i, op in state._operators.items()}
+        kept = tuple(shared.setdefault(("action", a.id), a) for a in actions)
+        memo.applicable[key] = (operators, kept, tuple(commands), tuple(admissible))
     return actions, commands, admissible
 
 
