@@ -161,3 +161,28 @@ def test_a_short_training_run_gives_the_same_rows_in_every_mode(tmp_path):
                             eval_rollouts=1, eval_limit=1, train_eval_rollouts=1, expert_bonus=0.75, step="kl",
                             out=tmp_path, progress=False, save_policies=False)
     assert_same_in_every_mode(lambda: _rows(cfg), 1)
+
+
+@needs_dev
+def test_memos_stay_bounded_and_exact_when_they_overflow(monkeypatch):
+    """With tiny caps (1 game, 3 states) the memos are emptied as they fill, and play says the same as without."""
+    monkeypatch.setattr(statememo, "GAMES", 1)
+    monkeypatch.setattr(statememo, "STATES", 3)
+    games, sizes = _games(), []
+
+    def play() -> list:
+        out = []
+        for k in (0, 13, 0):  # a second game pushes the first out; the first comes back
+            eng = make_engine(fast=True, facts=True)
+            eng.load(upgrade_game(json.loads(games[k].read_text())))
+            st, rng = eng.reset(), random.Random(k)
+            for _ in range(6):
+                out.append((st["feedback"], st["_valid_commands"], st["admissible_commands"]))
+                memo = eng.unwrapped._game_memo
+                sizes.append((len(statememo._GAMES), len(memo.applicable), len(memo.expert)))
+                st, _, _ = eng.step(rng.choice(st["admissible_commands"]))
+        return out
+
+    assert_same_in_every_mode(play, 15)
+    assert max(g for g, _, _ in sizes) == 1 and max(a for _, a, _ in sizes) <= 3
+    assert max(a for _, a, _ in sizes) == 3, "the cap was never reached: the test shows nothing"
