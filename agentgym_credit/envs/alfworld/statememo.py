@@ -151,6 +151,11 @@ def _operator_ids(state: Any) -> tuple[tuple[int, int], ...]:
     return tuple((op.id, op.nb_effect_atoms) for op in operators)
 
 
+def _own(op: Any) -> Any:
+    """A copy of a library operator that does not keep its whole array of applicable operators alive."""
+    return fast_downward.Operator(op.id, op._name, op.nb_effect_atoms)
+
+
 def applicable(env: Any, facts: list) -> tuple[list, list[str], list[str]]:
     """``(actions, commands, admissible)`` of ``env``'s current state (``env``: a loaded ``FastPddlEnv``)."""
     state = env._pddl_state
@@ -171,7 +176,8 @@ def applicable(env: Any, facts: list) -> tuple[list, list[str], list[str]]:
         if len(memo.applicable) >= STATES:
             memo.applicable.clear()
         shared = memo.shared
-        operators = {i: shared.setdefault((i, op.nb_effect_atoms), op) for i, op in state._operators.items()}
+        operators = {i: shared.get((i, op.nb_effect_atoms)) or shared.setdefault((i, op.nb_effect_atoms), _own(op))
+                     for i, op in state._operators.items()}
         kept = tuple(shared.setdefault(("action", a.id), a) for a in actions)
         memo.applicable[key] = (operators, kept, tuple(commands), tuple(admissible))
     return actions, commands, admissible
