@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentgym_credit.envs.alfworld import queries, snapshots
+from agentgym_credit.envs.alfworld import queries, snapshots, statememo
 from agentgym_credit.envs.alfworld.engine import expert_plan, make_engine, require_engine, task_sentence
-from agentgym_credit.envs.alfworld.expert import assess, dead_end, task_spec
+from agentgym_credit.envs.alfworld.expert import task_spec
 from agentgym_credit.envs.alfworld.games import (
     SPLITS,
     GameRef,
@@ -28,7 +28,7 @@ from agentgym_credit.envs.alfworld.games import (
     real_split_dir,
 )
 from agentgym_credit.envs.alfworld.generator import TASK_TYPES
-from agentgym_credit.envs.alfworld.statekeys import digest, fact_str, shuffled_keys
+from agentgym_credit.envs.alfworld.statekeys import FACT_MEMO, digest, fact_str, shuffled_keys
 from agentgym_credit.envs.base import CreditEnv, resolve_task
 from agentgym_credit.errors import SnapshotUnsupported
 
@@ -68,6 +68,28 @@ def canonical_facts(facts: Sequence[Any], static: bool = True) -> tuple[list[str
         elif static:
             stat.append(fact_str(f))
     return sorted(dyn), sorted(stat)
+
+
+_DYNAMIC: dict[Any, str] = {}
+"""Fact -> its string in ``state_key``'s dynamic part, or ``""`` (static, bookkeeping, negated): what
+:func:`dynamic_facts` reads (emptied at ``statekeys.FACT_MEMO`` entries; a bound on memory only)."""
+
+
+def dynamic_facts(facts: Sequence[Any]) -> tuple[str, ...]:
+    """``tuple(canonical_facts(facts, static=False)[0])``, each fact's kind and string looked up once per process."""
+    out, get = [], _DYNAMIC.get
+    for f in facts:
+        s = get(f)
+        if s is None:
+            if len(_DYNAMIC) >= FACT_MEMO:
+                _DYNAMIC.clear()
+            name = f.name
+            skip = name in BOOKKEEPING_PREDICATES or name.startswith(NEGATED_PREFIX) or name in STATIC_PREDICATES
+            s = _DYNAMIC[f] = "" if skip else fact_str(f)
+        if s:
+            out.append(s)
+    out.sort()
+    return tuple(out)
 
 
 def _env_data_dir(required: bool) -> str | None:
@@ -195,6 +217,7 @@ class ALFWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGIN
         self._game: GameRef | None = None
         self._state: Any = None
         self._static_digest = ""
+        self._dyn: tuple[Any, Any] = (None, None)  # (engine state, its sorted dynamic fact strings)
         self._goal = ""
         self._plan: list[str] = []
         self._games_digest: str | None = None
@@ -244,11 +267,27 @@ class ALFWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGIN
         """The sorted dynamic fact strings of the current state (what ``state_key`` digests)."""
         return canonical_facts(self._state["facts"])[0]
 
-    def _state_key(self, facts: Sequence[Any]) -> str:
+    def _state_key(self, facts: Sequence[Any], dynamic: Any = None) -> str:
+        if dynamic is not None and self._static_digest:  # the current state's, already listed
+            return "alfworld:" + digest(self._static_digest + "\n" + "\n".join(dynamic))
         dynamic, static = canonical_facts(facts, static=not (self._static_digest and queries.ENABLED))  # the static part: once a game
         if not self._static_digest:
             self._static_digest = digest("\n".join(static))
         return "alfworld:" + digest(self._static_digest + "\n" + "\n".join(dynamic))
+
+    def _dynamic(self) -> tuple[str, ...] | None:
+        """The current state's sorted dynamic fact strings, listed once per state (``None`` with the memos of
+        :mod:`.statememo` off: each user lists them again, as before)."""
+        if not statememo.enabled():
+            return None
+        if self._dyn[0] is not self._state:
+            self._dyn = (self._state, dynamic_facts(self._state["facts"]))
+        return self._dyn[1]
+
+    def _assess(self, admissible: Any) -> tuple[str | None, str | None]:
+        """The expert oracle's ``(command, dead end)`` here (:func:`.statememo.assessed`)."""
+        memo = self._engine.unwrapped._game_memo if self.fast else None
+        return statememo.assessed(memo, self._spec, self._dynamic(), self._state["facts"], admissible)
 
     def equivalent_state_keys(self, rng: Any, n: int) -> list[str]:
         """``state_key`` of ``n`` shuffled orderings of the current facts (all must be equal)."""
@@ -258,7 +297,7 @@ class ALFWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGIN
         st = self._state
         won = bool(st["won"])
         info: dict[str, Any] = {
-            "state_key": self._state_key(st["facts"]),
+            "state_key": self._state_key(st["facts"], self._dynamic()),
             "admissible_actions": list(st["admissible_commands"]),
             "task_id": self._game.game_id,
             "won": won,
@@ -279,7 +318,7 @@ class ALFWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGIN
             self._plan, self._dead_end = [], None
             return
         admissible = self._state["admissible_commands"]
-        cmd, self._dead_end = assess(self._spec, self._state["facts"], admissible)
+        cmd, self._dead_end = self._assess(admissible)
         if cmd is None or cmd in admissible:  # None: the oracle sees no way to win from here
             self._plan = [] if cmd is None else [cmd]
             return
@@ -302,7 +341,7 @@ class ALFWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGIN
         if self.expert:
             self._replan()
         else:
-            self._dead_end = dead_end(self._spec, self._state["facts"])
+            self._dead_end = self._assess(None)[1]
         return self._state["feedback"], self._info()
 
     def _step_impl(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -319,7 +358,7 @@ class ALFWorldEnv(CreditEnv, engine="textworld"):  # not thread-safe: base.ENGIN
         elif self.expert:
             self._replan()
         else:
-            self._dead_end = dead_end(self._spec, self._state["facts"])
+            self._dead_end = self._assess(None)[1]
         won = bool(self._state["won"])
         reward = (self.reward_success if won else 0.0) - self.step_cost
         ended = won or (self.end_on_dead_end and self._dead_end is not None)  # a dead end ends as a loss

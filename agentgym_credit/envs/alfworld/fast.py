@@ -26,6 +26,8 @@ What lives here:
   reads besides the game's own constants), so a state met again — the next rollout of a group, the same
   evaluation episode at the next checkpoint — skips the grammar. Its queries are answered once per state
   (and once per game where static) by :mod:`.queries`; a reset re-adds the problem's initial facts (issue 41).
+  Per game (:mod:`.statememo`): a template that reads only static facts is derived once per game, and a state's
+  applicable actions and commands once per set of applicable operators.
 
 Where the stock engine spends a step (cProfile, 40 random steps on a dev game): 97 % in grammar
 derivation, of which ~60 % is TatSu re-parsing the same templates and queries and ~30 % deep copies of
@@ -49,7 +51,6 @@ from typing import Any
 
 import fast_downward
 import textworld
-import textworld.envs.pddl.textgen as _textgen
 from textworld.core import GameState
 from textworld.envs.pddl import PddlEnv
 from textworld.envs.pddl import logic as _pddl_logic
@@ -84,13 +85,14 @@ from agentgym_credit.envs.alfworld.sascache import (
     sas_cache_dir,
     write_entry,
 )
-
-
-@functools.cache
-def parse_symbols(text: str) -> tuple:
-    """Parsed grammar symbols of a template string (never mutate them)."""
-    return tuple(_textgen._parse_and_convert(text, rule_name="symbols"))
-
+from agentgym_credit.envs.alfworld.statememo import (
+    applicable,
+    game_memo,
+    is_static_template,
+    parse_symbols,
+    readable_facts,
+    translated,
+)
 
 _EVAL_NODES = (ast.Expression, ast.Name, ast.Load, ast.Attribute, ast.Constant, ast.BinOp, ast.Add, ast.BoolOp,
                ast.Or, ast.And)
@@ -311,7 +313,7 @@ class FastPddlState(QueryState, _pddl_logic.PddlState):
         self._logic = logic
         self.downward_lib = downward_lib
         self.pddl_problem = pddl_problem
-        self.task, self.sas = translate(logic.domain, pddl_problem, False)
+        self.task, self.sas = translated(translate, logic.domain, pddl_problem)
         self._replan_loaded = False  # the planner's SAS is translated on the first replan
         self._actions = {a.name: a for a in self.task.actions}
         self.name2type = {o.name: o.type_name for o in self.task.objects}
@@ -459,7 +461,8 @@ class FastPddlEnv(PddlEnv):
         digest = hashlib.blake2b(digest_size=16)
         for part in (data["pddl_domain"], data["grammar"], data["pddl_problem"]):
             digest.update(str(part).encode("utf-8", "surrogatepass") + b"\0")
-        self._derived = derived_commands(digest.digest())
+        self.game_digest = digest.digest()
+        self._derived, self._game_memo = derived_commands(self.game_digest), game_memo(self.game_digest)
         self._readable: dict[Proposition, Proposition] = {}
 
     def _context(self, facts: list, variables: dict, mapping: dict) -> dict:
@@ -486,15 +489,10 @@ class FastPddlEnv(PddlEnv):
         facts = list(self._pddl_state.facts)
         state["_facts"] = facts
         if self.request_infos.facts:
-            state["facts"] = [self._readable_fact(f) for f in facts]
+            state["facts"] = readable_facts(self._readable, self._readable_fact, facts)
         state["last_action"] = None
         state["_last_action"] = self._last_action
-        actions = list(self._pddl_state.all_applicable_actions())
-        state["_valid_actions"] = actions
-        with self._pddl_state.frozen():  # nothing here changes the facts: each query is answered once
-            commands = self._commands(actions, facts)
-        state["_valid_commands"] = commands
-        state["admissible_commands"] = sorted(set(commands))
+        state["_valid_actions"], state["_valid_commands"], state["admissible_commands"] = applicable(self, facts)
         if self.request_infos.moves:
             state["moves"] = self._moves
         if self.request_infos.policy_commands:
@@ -510,6 +508,8 @@ class FastPddlEnv(PddlEnv):
             key = (template, tuple(sorted((ph.name, var.name) for ph, var in action.mapping.items())))
             if is_state_free(template):
                 memo = self._command_cache
+            elif is_static_template(self, template):  # reads only the game's static facts
+                memo = self._game_memo.commands
             else:
                 if per_state is None:
                     state_key = frozenset(facts)

@@ -45,6 +45,11 @@ its initial facts from the task and the library (``fast.py``), fact strings are 
 and a state key lists the static facts again (``env.py``): the reference path of the equality tests and of
 ``python -m agentgym_credit.bench.speed.train_real_speed``."""
 
+STATE_MEMOS = True
+"""Off (with :data:`ENABLED` on): the per-game memos of :mod:`.statememo` (issue 41's second step: applicable
+actions and commands per operator set, static templates' commands per game, the expert per state) are off —
+the engine of the first step, which the equality tests and ``train_real_speed`` compare against."""
+
 
 DERIVED_GAMES = 32
 """Games whose per-state command memo :func:`derived_commands` keeps (least recently loaded dropped)."""
@@ -192,4 +197,4 @@ def assignments(state: Any, query: str, mapping: Mapping) -> list[dict]:
     return _answer(state, "all", query, mapping)
 
 
-__all__ = ["DERIVED_GAMES", "DERIVED_STATES", "derived_commands", "QueryState", "ENABLED", "any_assignment", "assignments", "is_static", "parse_query", "prop_key", "static_predicates"]
+__all__ = ["STATE_MEMOS", "DERIVED_GAMES", "DERIVED_STATES", "derived_commands", "QueryState", "ENABLED", "any_assignment", "assignments", "is_static", "parse_query", "prop_key", "static_predicates"]
