@@ -218,3 +218,22 @@ def test_rescoring_the_saved_policies_reproduces_the_study_and_refuses_training_
     with pytest.raises(ValueError, match="phase"):
         RS.rescore(replace(rc, phase="confirmation", tasks=None))
     assert RS.main(["--name", "study", "--out", str(tmp_path), "--env", "webshop", "--tasks", "0", "5"]) == 2
+
+
+def test_from_csv_keeps_the_recorded_commands_settings(tmp_path):
+    """Re-rendering a committed report from its CSV with only --from-csv/--out/--name must give the committed
+    results section: the phase, step rule, budget and family are in the recorded command, not in the CSV."""
+    import shutil
+
+    from agentgym_credit.bench.stats import report as R
+
+    name, src = "matched_kl_known_dose_q04_v9", Path("benchmarks/learning")
+    for suffix in (".csv", "_meta.json", ".md"):
+        shutil.copy(src / f"{name}{suffix}", tmp_path / f"{name}{suffix}")
+    assert T.main(["--from-csv", str(tmp_path / f"{name}.csv"), "--out", str(tmp_path), "--name", name]) == 0
+    md = (tmp_path / f"{name}.md").read_text()
+    committed = (src / f"{name}.md").read_text()
+    section = "<!-- results-exploration:start -->"
+    assert md.count(section) == 1 and "results-confirmation" not in md
+    assert md.split(section)[1] == committed.split(section)[1]
+    assert R.read_command(tmp_path / f"{name}.md") == R.read_command(src / f"{name}.md")

@@ -460,6 +460,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         cfg, args = config_from_args(argv)
+        if args.from_csv is not None:  # the recorded run's options first, this call's after them (they win)
+            cfg, args = config_from_args(R.recorded_options(args.from_csv.with_suffix(".md")) + argv)
         picks = _pairs(args.lr_picks, "--lr-picks")
         for k in picks:
             e, _, a = k.rpartition("/")

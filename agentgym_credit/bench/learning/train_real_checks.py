@@ -47,7 +47,9 @@ def compare(runs: Sequence[dict[str, Any]], env: str, a: str, b: str, measure: s
 
 def _kls(r: dict[str, Any]) -> list[float]:
     s = r.get("kls", "")
-    if isinstance(s, float) or s in ("", None):  # a CSV cell read back as nan / empty
+    if isinstance(s, (int, float)):  # a CSV cell read back as a number: one update's KL, or nan / empty
+        return [] if np.isnan(s) else [float(s)]
+    if s in ("", None):
         return []
     return [float(x) for x in str(s).split(";") if x]
 
