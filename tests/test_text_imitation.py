@@ -155,3 +155,20 @@ def test_resume_refuses_another_stages_rows_or_a_gap(tmp_path):
     S.save_rows(cfg.rows_path, _fake_rows(cfg.stage, "alfworld-dev", [0, 1, 3]))
     with pytest.raises(S.RowsFileError, match="not groups 0"):
         CC.saved_groups(cfg)
+
+
+def test_a_resumed_run_saves_the_rows_of_an_uninterrupted_one(tmp_path):
+    """Real env (WebShop, tiny): a run stopped after its first chunk and resumed saves exactly the rows of a run
+    that never stopped (each chunk draws from its own seeds)."""
+    def cfg(out: Any, groups: int, resume: bool = False) -> CC.ConfirmConfig:
+        return CC.ConfirmConfig(stage="explore", envs=("webshop",), groups={"webshop": groups},
+                                rows_per_group={"webshop": 2}, chunk={"webshop": 1}, k=4, backend="sync", workers=1,
+                                out=out, progress=False, resume=resume)
+
+    CC.run(cfg(tmp_path / "whole", 2))
+    CC.run(cfg(tmp_path / "cut", 1))
+    CC.run(cfg(tmp_path / "cut", 2, resume=True))
+    whole, cut = (S.load_rows(p / "credit_confirm_explore_rows.parquet") for p in (tmp_path / "whole", tmp_path / "cut"))
+    assert set(whole) == set(cut)
+    for k in whole:
+        assert np.array_equal(whole[k], cut[k]), k
