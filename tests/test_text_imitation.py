@@ -172,3 +172,15 @@ def test_a_resumed_run_saves_the_rows_of_an_uninterrupted_one(tmp_path):
     assert set(whole) == set(cut)
     for k in whole:
         assert np.array_equal(whole[k], cut[k]), k
+
+
+def test_resuming_a_finished_run_runs_nothing_and_keeps_its_report(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(CC, "run_chunk", lambda *a: pytest.fail("no chunk should run"))
+    monkeypatch.setattr(CC.ConfirmConfig, "check_tasks", lambda self: None)
+    rows = tmp_path / "credit_confirm_textonly_alfworld_rows.parquet"
+    S.save_rows(rows, _fake_rows("textonly_alfworld", "alfworld-dev", range(4)))
+    report = tmp_path / "credit_confirm_textonly_alfworld.md"
+    report.write_text("the run's report\n")
+    assert CC.main(["--stage", "textonly_alfworld", "--groups", "alfworld-dev=4", "--resume", "--out", str(tmp_path),
+                    "--no-progress"]) == 0
+    assert "nothing ran" in capsys.readouterr().out and report.read_text() == "the run's report\n"

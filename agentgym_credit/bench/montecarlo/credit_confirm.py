@@ -406,6 +406,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.minutes is not None:
         cfg.deadline = time.time() + 60 * args.minutes
     res = run(cfg)
+    if not res["chunks"]:  # --resume with every planned group saved, or a deadline before the first chunk
+        print(f"nothing ran: {cfg.rows_path} keeps its rows and its report is left as it is")
+        return 0
     path = CR.write_report(cfg, res, "agentgym-credit bench credit_confirm " + " ".join(argv))
     print(f"wrote {cfg.rows_path} and {path} in {res['seconds']:.0f} s (load {os.getloadavg()[0]:.1f})")
     return 0
