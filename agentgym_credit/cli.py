@@ -55,6 +55,7 @@ BENCH_NAMES: tuple[str, ...] = (
     "reliability",
     "credit_real",
     "credit_confirm",
+    "text_imitation",
     "graph_credit",
     "verify",
 )
@@ -62,7 +63,7 @@ BENCH_NAMES: tuple[str, ...] = (
 
 BENCH_ROOMS: dict[str, str] = {
     **dict.fromkeys(("credit", "graph_credit", "grouping", "branching"), "exact"),
-    **dict.fromkeys(("credit_real", "credit_confirm"), "montecarlo"),
+    **dict.fromkeys(("credit_real", "credit_confirm", "text_imitation"), "montecarlo"),
     **dict.fromkeys(("train", "train_real", "update_direction", "rescore_real", "llm_training"), "learning"),
     **dict.fromkeys(("env_speed", "credit_speed", "collector_speed", "alfworld_speed", "alfworld_memory",
                      "webshop_speed", "webshop_snapshot", "gpu_rollout_speed", "grouping_speed"), "speed"),

@@ -28,13 +28,14 @@ which favours estimators keyed on ``state_key``. An agent in training sees text 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agentgym_credit.envs.webshop.env import SEARCH_MARKER
 from agentgym_credit.truth.policies import ScorerSoftmax, SnapshotPolicy, candidate_actions
-from agentgym_credit.truth.text_policy import _context_level, _words
+from agentgym_credit.truth.text_policy import TextPolicy, _context_level, _words
 
 VISIBLE = ("admissible_actions", "goal", "history_t")
 """The ``info`` keys a text-only policy sees (:func:`visible_info`)."""
@@ -131,6 +132,58 @@ class TextScorer:
                 f"per_step={self.per_step}, explore={self.explore}, temperature={self.temperature})")
 
 
+IMITATION_FILE = Path(__file__).with_name("checkpoints") / "text-imitation-alfworld.npz"
+"""The committed checkpoint of ``text-imitation-alfworld``: a :class:`~agentgym_credit.truth.text_policy.TextPolicy`
+(no expert bonus; learned parts ``linear`` and ``scene``) that imitated the expert on the dev games 0-11
+(``agentgym-credit bench text_imitation --out`` rebuilds it from its seed)."""
+
+
+IMITATION_TEMPERATURE = 3.0
+"""The temperature of the named ``text-imitation-alfworld``: the one of T = 1, 2, 3, 4 whose groups of 8 would
+most often have mixed outcomes, from the per-game win rates measured on the 19 dev games (4 rollouts each;
+T = 1 wins every training game 0-11 nearly always and no other, so its groups rarely mix). Chosen before any
+truth ran, on reward variance alone, not on any estimator's accuracy."""
+
+
+class SavedTextPolicy:
+    """A :class:`~agentgym_credit.truth.text_policy.TextPolicy` read from ``path`` on first use (pickled as its
+    path, so a worker reads it itself), its distribution at ``temperature`` (π^(1/T), renormalised). A missing
+    or bad file is a
+    :class:`~agentgym_credit.errors.PolicyFileError` at that first use."""
+
+    def __init__(self, path: str | Path, name: str, temperature: float = 1.0):
+        if not (np.isfinite(temperature) and temperature > 0):
+            raise ValueError(f"temperature must be a finite number > 0, got {temperature}")
+        self.path, self.name, self.temperature = Path(path), str(name), float(temperature)
+        self._policy: TextPolicy | None = None
+        self.meta: dict[str, Any] = {}
+
+    def load(self) -> TextPolicy:
+        if self._policy is None:
+            self._policy, self.meta = TextPolicy.load(self.path)
+        return self._policy
+
+    def distribution(self, obs: str, info: Mapping[str, Any]) -> tuple[list[str], np.ndarray]:
+        acts, p = self.load().distribution(obs, info)
+        if self.temperature != 1.0 and len(p):
+            z = np.log(np.maximum(p, 1e-300)) / self.temperature
+            p = np.exp(z - z.max())
+            p = p / p.sum()
+        return acts, p
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_policy": None, "meta": {}}
+
+    def __repr__(self) -> str:
+        return f"SavedTextPolicy({str(self.path.name)!r}, temperature={self.temperature:g})"
+
+
+def imitation_policy(path: str | Path = IMITATION_FILE, temperature: float = 1.0) -> ObservationOnly:
+    """The checkpoint at ``path`` at ``temperature``, seeing text only, named ``text-imitation-alfworld``."""
+    return ObservationOnly(SavedTextPolicy(path, "text-imitation-alfworld", temperature),
+                           name="text-imitation-alfworld")
+
+
 def text_overlap(temperature: float, overlap_weight: float = 4.0) -> ObservationOnly:
     """A softmax over the goal-word overlap of each admissible command (no expert bonus), seeing text only."""
     return ObservationOnly(ScorerSoftmax(expert_bonus=0.0, overlap_weight=overlap_weight, temperature=temperature),
@@ -143,10 +196,13 @@ TEXT_ONLY: dict[str, ObservationOnly] = {p.name: p for p in (
                     name="text-scorer-alfworld"),
     ObservationOnly(TextScorer(4.0, 1.0, {"click[buy now]": 2.0, "click[next >]": -1.0, "click[< prev]": -2.0}, 1.0,
                                per_step={"click[buy now]": 0.5}), name="text-scorer-webshop"),
+    imitation_policy(temperature=IMITATION_TEMPERATURE),
 )}
 """Named text-only behaviour policies. The two ``text-scorer-*`` weights were set by hand on the exploration
 games (ALFWorld generated games 0-5, WebShop train goals 0-23, 4 rollouts each), never on the games a study
 reports: WebShop 11% full successes (partial rewards in most episodes), 5.9 steps; ALFWorld 4% successes in
-50 steps — a text-only rule without the expert rarely finishes an ALFWorld task."""
+50 steps — a text-only rule without the expert rarely finishes an ALFWorld task. ``text-imitation-alfworld``
+is learned (:data:`IMITATION_FILE`)."""
 
-__all__ = ["VISIBLE", "visible_info", "goal_searches", "ObservationOnly", "text_overlap", "TEXT_ONLY"]
+__all__ = ["VISIBLE", "visible_info", "goal_searches", "ObservationOnly", "text_overlap", "TEXT_ONLY",
+           "IMITATION_FILE", "IMITATION_TEMPERATURE", "SavedTextPolicy", "imitation_policy"]

@@ -24,6 +24,12 @@ What lives here:
     learned in the same weights ``w`` (:mod:`~agentgym_credit.truth.text_match`: does a listing share the most
     goal words on its page, is it within the budget, how well does a product page match, crossed with the
     action's class).
+  * ``"scene"`` (opt-in) — the scene as the agent sees it, crossed with the action, in the same weights ``w``:
+    whether the agent holds something (some candidate command starts with ``put``: ALFWorld lists ``put …``
+    only while the agent holds an object) crossed with the action's verb and with the (goal word, action
+    word) pairs, and the observation's first two words (the last event: ``you arrive``, ``you pick``,
+    ``you clean``) crossed with the action's words. Text and candidate commands only, so a text-only policy
+    (:mod:`~agentgym_credit.truth.text_only`) can use it.
 
   ``parts`` chooses the learned parts (default ``"linear"`` and ``"residual"``) so each can be shown alone.
   The policy is a function of ``(obs, info)`` only, so it is a
@@ -65,9 +71,10 @@ from agentgym_credit.truth.text_match import match_names, page_facts
 
 FORMAT = "agentgym-credit/text-policy"
 VERSION = 1
-PARTS = ("linear", "residual", "match")
+PARTS = ("linear", "residual", "match", "scene")
 DEFAULT_PARTS = ("linear", "residual")
-"""The learned parts a policy has unless told: ``"match"`` (goal-match features, :mod:`.text_match`) is opt-in."""
+"""The learned parts a policy has unless told: ``"match"`` (goal-match features, :mod:`.text_match`) and
+``"scene"`` (holding and last-event features) are opt-in."""
 MAX_FILE_BYTES = 256 << 20
 """Largest policy file :meth:`TextPolicy.load` reads (and largest decompressed member)."""
 MAX_BUCKETS = 1 << 24
@@ -104,6 +111,17 @@ def _context_level(obs: str, action: str, goal_words: set[str]) -> str:
     return str(min(shared, 3)) + ("+" if shared >= 3 else "")
 
 
+def scene_of(obs: str, actions: Sequence[str]) -> str:
+    """What the ``"scene"`` part reads: ``"hold"`` or ``"free"`` (some candidate starts with ``put``) and the
+    observation's first two words, joined by a separator.
+
+    >>> scene_of("You pick up the apple 1 from the table 1.", ["put apple 1 in/on table 1", "look"]).split("\x1f")
+    ['hold', 'you pick']
+    """
+    hold = "hold" if any(a.lower().lstrip().startswith("put ") for a in actions) else "free"
+    return hold + _SEP + " ".join(_words(obs)[:2])
+
+
 @dataclass
 class Decision:
     """One step's choice and what the REINFORCE update needs (kept as a step extra by the collector)."""
@@ -133,17 +151,18 @@ class TextPolicy:
         self.buckets, self.parts, self.name = int(buckets), parts, str(name)
         self.w = np.zeros(self.buckets, dtype=np.float64)
         self.residual: dict[str, float] = {}
-        self._cache: dict[tuple[str, str, str], tuple[np.ndarray, float]] = {}
+        self._cache: dict[tuple[str, str, str, str], tuple[np.ndarray, float]] = {}
         self._facts_key: tuple[str, str] | None = None
         self._facts: dict[str, Any] = {}
 
     # -- features -------------------------------------------------------------------------------
-    def features(self, obs: str, goal: str, action: str) -> np.ndarray:
-        """Sorted unique feature buckets of φ(obs, goal, action) (see the module docstring)."""
-        return self._feat(obs, goal, action)[0]
+    def features(self, obs: str, goal: str, action: str, scene: str = "") -> np.ndarray:
+        """Sorted unique feature buckets of φ(obs, goal, action) (see the module docstring); ``scene`` as
+        :func:`scene_of` gives it (used by the ``"scene"`` part only)."""
+        return self._feat(obs, goal, action, scene)[0]
 
-    def _feat(self, obs: str, goal: str, action: str) -> tuple[np.ndarray, float]:
-        key = (obs, goal, action)
+    def _feat(self, obs: str, goal: str, action: str, scene: str = "") -> tuple[np.ndarray, float]:
+        key = (obs, goal, action, scene)
         hit = self._cache.get(key)
         if hit is not None:
             return hit
@@ -162,6 +181,12 @@ class TextPolicy:
             if self._facts_key != fk:
                 self._facts_key, self._facts = fk, page_facts(obs, goal)
             names += match_names(obs, goal, action, self._facts)
+        if "scene" in self.parts:
+            hold, _, event = scene.partition(_SEP)
+            verb = aw[0] if aw else ""
+            names.append(f"h|{hold}|{verb}")
+            names += [f"hga|{hold}|{g}|{w}" for g in gw for w in aw]
+            names += [f"ev|{event}|{w}" for w in aw]
         idx = np.unique(np.fromiter((_bucket(n, self.buckets) for n in names), dtype=np.int64, count=len(names)))
         uw = set(aw)
         overlap = len(uw & gw) / len(uw) if uw else 0.0
@@ -182,9 +207,10 @@ class TextPolicy:
         (``Decision.idx`` is unset: -1)."""
         acts = candidate_actions(info)
         goal = str(info.get("goal", ""))
+        scene = scene_of(obs, acts) if "scene" in self.parts else ""
         feats, counts, prior = [], np.empty(len(acts), dtype=np.int64), np.zeros(len(acts))
         for i, a in enumerate(acts):
-            f, ov = self._feat(obs, goal, a)
+            f, ov = self._feat(obs, goal, a, scene)
             feats.append(f)
             counts[i] = len(f)
             prior[i] = self.overlap_weight * ov
@@ -371,4 +397,4 @@ class TextActor:
         return out
 
 
-__all__ = ["TextPolicy", "TextActor", "Decision", "FORMAT", "VERSION", "PARTS", "DEFAULT_PARTS", "MAX_FILE_BYTES"]
+__all__ = ["TextPolicy", "TextActor", "Decision", "scene_of", "FORMAT", "VERSION", "PARTS", "DEFAULT_PARTS", "MAX_FILE_BYTES"]

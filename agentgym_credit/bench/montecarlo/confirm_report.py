@@ -138,6 +138,9 @@ def write_report(cfg: Any, res: dict[str, Any], command: str) -> Path:
         f"(antithetic pairs) + a second stage of {cfg.extra:g}× the first stage's steps",
         ("- behaviour policy (sees the observation text, the task text and the step count only: "
          "`agentgym_credit.truth.text_only`; fixed weights, not learned): " if cfg.stage == "textonly" else
+         "- behaviour policy (sees the observation text, the task text and the admissible commands only: "
+         "`agentgym_credit.truth.text_only`; learned by imitating the expert on dev games 0-11, "
+         "`bench text_imitation`): " if cfg.stage.startswith("textonly") else
          "- behaviour policy (a documented stand-in for an agent in training, not a learned policy): ")
         + "; ".join(f"{k}: `{v}`" for k, v in res["policies"].items()),
         *([f"- groups left out as a pilot (run before the predictions): the first {cfg.start} of each env"]

@@ -60,16 +60,21 @@ class Stage:
     seed: int
     tasks: dict[str, tuple[int, ...]]
     policy: str = "trainee"  # "trainee" (:data:`TRAINEE`) or "text-only" (:data:`TEXT_ONLY_POLICY`)
+    names: dict[str, str] = field(default_factory=dict)  # text-only: env family -> TEXT_ONLY name, if not the default
 
 
 STAGES: dict[str, Stage] = {
     "explore": Stage(0, {"alfworld-gen": tuple(range(12)), "webshop": tuple(range(64))}),
     "confirm": Stage(1, {"alfworld-gen": tuple(range(100, 400)), "webshop": tuple(range(200, 500))}),
     "textonly": Stage(2, {"alfworld-dev": tuple(range(DEV_GAMES)), "webshop": tuple(range(24, 500))}, "text-only"),
+    "textonly_alfworld": Stage(3, {"alfworld-dev": tuple(range(DEV_GAMES))}, "text-only",
+                               {"alfworld": "text-imitation-alfworld"}),
 }
 """``textonly`` (issue 41.4): a behaviour policy that sees text only, on the real ALFWorld dev games (the 19
 playable ones, :data:`~.config.DEV_GAMES`; group g plays game g mod 19) and the WebShop train goals its weights
-were not set on (goals 0-23 were)."""
+were not set on (goals 0-23 were). ``textonly_alfworld``: the same ALFWorld dev games under the learned
+text-only policy ``text-imitation-alfworld`` (it imitated the expert on dev games 0-11:
+:mod:`.text_imitation`), fresh seed 3."""
 
 TEXT_ONLY_POLICY: dict[str, str] = {"alfworld": "text-scorer-alfworld", "webshop": "text-scorer-webshop"}
 """The text-only behaviour policy per env family (:data:`~agentgym_credit.truth.text_only.TEXT_ONLY`)."""
@@ -78,7 +83,8 @@ TEXT_ONLY_POLICY: dict[str, str] = {"alfworld": "text-scorer-alfworld", "webshop
 def behaviour(stage: Stage, env_name: str) -> SnapshotPolicy:
     """The stage's behaviour policy on ``env_name``."""
     if stage.policy == "text-only":
-        return TEXT_ONLY[TEXT_ONLY_POLICY[family(env_name)]]
+        fam = family(env_name)
+        return TEXT_ONLY[stage.names.get(fam, TEXT_ONLY_POLICY[fam])]
     return TRAINEE[family(env_name)]
 
 
@@ -111,6 +117,7 @@ class ConfirmConfig:
     workers: int = 2
     slots: int = 16
     deadline: float | None = None  # time.time() after which no new chunk starts
+    resume: bool = False  # keep the rows already in rows_path and run only the groups they lack
     out: Path = Path("benchmarks/montecarlo")
     progress: bool = True
 
@@ -211,16 +218,46 @@ def run_chunk(cfg: ConfirmConfig, env_name: str, first: int, count: int) -> tupl
     return out, info
 
 
+def saved_groups(cfg: ConfirmConfig) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """``--resume``: the rows already in ``cfg.rows_path`` (none if it does not exist) and, per env of ``cfg``,
+    how many of its planned groups they hold. A :class:`~.confirm_stats.RowsFileError` if the file holds
+    another stage's rows or its groups are not the first ones of the plan (groups ``start .. start + d − 1``,
+    as a run writes them), so a resumed run never mixes plans."""
+    if not cfg.rows_path.exists():
+        return [], {}
+    import pyarrow.parquet as pq
+
+    try:
+        rows = pq.read_table(cfg.rows_path).to_pylist()
+    except Exception as e:  # noqa: BLE001 (pyarrow raises several kinds on a bad file)
+        raise S.RowsFileError(f"cannot resume from {str(cfg.rows_path)!r}: {e}") from e
+    stages = {r.get("stage") for r in rows}
+    if stages - {cfg.stage}:
+        raise S.RowsFileError(f"{str(cfg.rows_path)!r} holds rows of stage(s) {sorted(map(str, stages))}, "
+                              f"not only {cfg.stage!r}")
+    done = {}
+    for e in {str(r["env"]) for r in rows}:
+        got, first = sorted({int(r["group"]) for r in rows if r["env"] == e}), cfg.start.get(e, 0)
+        if got != list(range(first, first + len(got))):
+            raise S.RowsFileError(f"{str(cfg.rows_path)!r}: {e}'s saved groups {got[0]}-{got[-1]} ({len(got)}) are "
+                                  f"not groups {first}.. of this plan (--start)")
+        done[e] = len(got)
+    return rows, done
+
+
 def run(cfg: ConfirmConfig) -> dict[str, Any]:
-    """Every env of ``cfg`` in chunks (rows saved after each chunk); stops starting chunks at ``deadline``."""
+    """Every env of ``cfg`` in chunks (rows saved after each chunk); stops starting chunks at ``deadline``;
+    with ``cfg.resume`` it keeps the saved rows and runs only the planned groups they lack."""
     cfg.validate()
-    rows: list[dict[str, Any]] = []
+    rows, already = saved_groups(cfg) if cfg.resume else ([], {})
     infos: list[dict[str, Any]] = []
     t0 = time.time()
     load0 = os.getloadavg()[0]
     for e in cfg.envs:
         total, step, first = cfg.groups[e], cfg.chunk.get(e, 4), cfg.start.get(e, 0)
-        done = 0
+        done = min(already.get(e, 0), total)
+        if done:
+            _log(cfg, f"{e}: resuming after {done} saved groups")
         while done < total:
             if cfg.deadline is not None and time.time() > cfg.deadline:
                 _log(cfg, f"{e}: deadline reached after {done} of {total} groups")
@@ -231,7 +268,7 @@ def run(cfg: ConfirmConfig) -> dict[str, Any]:
             infos.append(info)
             done += count
             S.save_rows(cfg.rows_path, rows)
-            per = sum(i["seconds"] for i in infos if i["env"] == e) / done
+            per = sum(i["seconds"] for i in infos if i["env"] == e) / sum(i["groups"] for i in infos if i["env"] == e)
             _log(cfg, f"{e}: {done}/{total} groups ({100 * done / total:.0f}%), {per:.1f} s per group, "
                  f"ETA {per * (total - done) / 60:.1f} min; success {info['success']:.2f}, "
                  f"mixed groups {info['mixed_groups']}/{count}")
@@ -292,6 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None)
     p.add_argument("--minutes", type=float, default=None, help="start no new chunk after this many minutes")
     p.add_argument("--out", type=Path, default=Path("benchmarks/montecarlo"))
+    p.add_argument("--resume", action="store_true", help="keep the rows already saved in OUT for this stage and "
+                   "run only the planned groups they lack (a stopped run goes on where it stopped)")
     p.add_argument("--recompute", nargs="+", type=Path, default=None, metavar="ROWS",
                    help="print every table and p-value from saved rows file(s) alone, run nothing")
     p.add_argument("--robustness-into", type=Path, default=None, metavar="MD",
@@ -346,7 +385,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {path}")
         return 0
     cfg = ConfirmConfig(stage=args.stage, out=args.out, progress=not args.no_progress,
-                        compare_truth=args.compare_truth)
+                        compare_truth=args.compare_truth, resume=args.resume)
+    if args.envs is None and args.stage in STAGES:
+        cfg.envs = tuple(e for e in cfg.envs if e in STAGES[args.stage].tasks) or tuple(STAGES[args.stage].tasks)
     try:
         if args.envs:
             cfg.envs = tuple(args.envs)
@@ -365,12 +406,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.minutes is not None:
         cfg.deadline = time.time() + 60 * args.minutes
     res = run(cfg)
+    if not res["chunks"]:  # --resume with every planned group saved, or a deadline before the first chunk
+        print(f"nothing ran: {cfg.rows_path} keeps its rows and its report is left as it is")
+        return 0
     path = CR.write_report(cfg, res, "agentgym-credit bench credit_confirm " + " ".join(argv))
     print(f"wrote {cfg.rows_path} and {path} in {res['seconds']:.0f} s (load {os.getloadavg()[0]:.1f})")
     return 0
 
 
-__all__ = ["TRAINEE", "STAGES", "Stage", "ConfirmConfig", "estimators", "group_seeds", "run_chunk", "run",
+__all__ = ["TRAINEE", "STAGES", "Stage", "ConfirmConfig", "estimators", "group_seeds", "run_chunk", "saved_groups", "run",
            "build_parser", "main"]
 
 if __name__ == "__main__":  # pragma: no cover
