@@ -133,11 +133,17 @@ def test_translation_read_back_from_disk_gives_identical_transcripts(tmp_path):
     assert _play_both(data, lambda st, t: rng.choice(st["admissible_commands"]), 10) == 10
 
 
-def test_states_met_again_are_read_from_the_memo_and_still_identical():
-    """The second pass over the same commands meets the same states: every state-dependent command comes
-    from the per-state memo (``fast.derived_commands``), and must still match the stock engine."""
-    from agentgym_credit.envs.alfworld import fast
+@pytest.mark.parametrize("state_memos", [True, pytest.param(False, marks=pytest.mark.slow)])
+def test_states_met_again_are_read_from_the_memo_and_still_identical(monkeypatch, state_memos):
+    """The second pass over the same commands meets the same states: every command comes from a memo — the
+    per-game one (``statememo``: the installed grammar's templates read only static facts) or, with
+    ``queries.STATE_MEMOS`` off, the per-state one (``fast.derived_commands``) — and must still match the stock
+    engine."""
+    from agentgym_credit.envs.alfworld import fast, queries, statememo
 
+    monkeypatch.setattr(queries, "STATE_MEMOS", state_memos)
+    fast._derived.clear()
+    statememo.clear()
     games = _dev_games()
     data = upgrade_game(json.loads(games[5 % len(games)].read_text()))
     calls = []
@@ -158,4 +164,5 @@ def test_states_met_again_are_read_from_the_memo_and_still_identical():
     finally:
         fast.FastGrammar.derive = real
     assert per_pass < first / 2  # the second pass derives far less: the states are in the memo
-    assert any(fast._derived.values())
+    per_game = any(m.commands for m in statememo._GAMES.values())
+    assert (per_game, any(fast._derived.values())) == (state_memos, not state_memos)
