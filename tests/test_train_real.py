@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from agentgym_credit.bench.learning import train_real as T
-from agentgym_credit.bench.learning.train_real_report import compare, steps_to_target, write_report
+from agentgym_credit.bench.learning.train_real_report import (_comparison_section, compare, run_summary, steps_to_target,
+                                                             write_report)
 from agentgym_credit.truth.text_policy import TextPolicy
 
 
@@ -91,6 +92,39 @@ def test_steps_to_target_and_paired_comparison():
     assert c["n"] == 4 and c["diff"] == -100.0 and c["relative"] < 0
     same = compare([{**r, "steps": 7} for r in runs], "w", "x", "y", "steps")
     assert same["diff"] == 0.0  # null case: equal inputs tie
+
+
+def test_grid_area_uses_the_same_checkpoints_for_every_run(tmp_path):
+    """Issue 41 review: ``--min-updates`` adds a checkpoint past the budget to some runs only, so the registered
+    ``auc_trained`` averages different checkpoint sets per arm; ``auc_trained_grid`` uses the budget grid alone
+    (per mark, the checkpoint recorded when the run passed it), the same for every run."""
+    cfg = _cfg(tmp_path, budget_steps=900, checkpoints=3, target={})
+
+    def run(arm, steps, trained):
+        return [{"env": "webshop", "arm": arm, "seed": 0, "lr": 0.3, "env_steps": e, "success": 0.0,
+                 "success_greedy": 0.0, "success_trained": t} for e, t in zip(steps, trained)]
+
+    extra = run("grpo", (0, 310, 620, 905, 1130), (0.0, 0.1, 0.2, 0.3, 0.9))  # one update past the budget
+    plain = run("gigpo[state]", (0, 305, 610, 910), (0.0, 0.1, 0.2, 0.3))
+    two_marks = run("graph[state]", (0, 640, 920), (0.0, 0.2, 0.4))  # one batch passed marks 300 and 600
+    s = {r["arm"]: r for r in run_summary(cfg, extra + plain + two_marks)}
+    assert s["grpo"]["auc_trained"] == pytest.approx(1.5 / 4)  # registered: every checkpoint after the start
+    assert s["gigpo[state]"]["auc_trained"] == pytest.approx(0.2)
+    assert s["grpo"]["auc_trained_grid"] == pytest.approx(0.2) == s["gigpo[state]"]["auc_trained_grid"]
+    assert s["graph[state]"]["auc_trained_grid"] == pytest.approx((0.2 + 0.2 + 0.4) / 3)
+    assert [s[a]["past_budget"] for a in ("grpo", "gigpo[state]", "graph[state]")] == [1, 0, 0]
+    short = run("grpo", (0, 310, 620), (0.0, 0.1, 0.2))  # never reached the budget: no grid area
+    assert np.isnan(run_summary(cfg, short)[0]["auc_trained_grid"])
+    # the report: the registered family first, then the grid family beside it (only when checkpoint sets differ)
+    seeds = [[{**r, "seed": k, "success_trained": r["success_trained"] + 0.01 * k * (r["arm"] == "grpo")}
+              for r in extra + plain] for k in range(3)]
+    fam = replace(cfg, arms=("grpo", "gigpo[state]"), primary=("gigpo[state]:grpo",), primary_measure="auc_trained")
+    text = _comparison_section(fam, run_summary(fam, [r for rs in seeds for r in rs]))
+    registered, grid = text.split("Sensitivity check, added after the run")
+    assert "grpo 1/1" not in grid and "grpo 3/3" in grid and "gigpo[state] 0/3" in grid
+    assert "| -0.185 ± " in registered and "| -0.010 ± " in grid  # mean over k of 0.2 − 0.375 − 0.01k, 0.2 − 0.2 − 0.01k
+    same = _comparison_section(fam, run_summary(fam, [r for rs in seeds for r in rs if r["env_steps"] <= 910]))
+    assert "Sensitivity" not in same and "auc_trained_grid" not in same
 
 
 def _batch(env_name, tasks, greedy=False, group_size=8):

@@ -59,10 +59,27 @@ def steps_to_target(rows: Sequence[dict[str, Any]], target: float, budget: int,
     return float(budget), False
 
 
+def grid_checkpoints(rows: Sequence[dict[str, Any]], marks: np.ndarray) -> list[dict[str, Any]] | None:
+    """Per mark of the budget grid after the start, the checkpoint recorded when the run passed it (the first
+    at or after the mark; one batch passing two marks serves both). Checkpoints past the budget's own one
+    (``--min-updates`` forcing more updates) are left out, so every run gets the same set; ``None`` when the
+    run never reached the budget."""
+    x = np.array([r["env_steps"] for r in rows], dtype=np.float64)
+    idx = np.searchsorted(x, np.asarray(marks[1:], dtype=np.float64), side="left")
+    return None if not len(idx) or idx[-1] >= len(rows) else [rows[i] for i in idx]
+
+
 def run_summary(cfg: RealTrainConfig, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per run: start, final, mean over checkpoints (AUC) of held-out success, steps to target."""
+    """One row per run: start, final, mean over checkpoints (AUC) of held-out success, steps to target.
+
+    ``auc_trained`` (the registered measure) averages every checkpoint after the start, including one past the
+    budget where ``--min-updates`` forced more updates; ``auc_trained_grid`` (a sensitivity check added after
+    issue 41's outside review) averages the budget grid's checkpoints alone (:func:`grid_checkpoints`);
+    ``past_budget`` counts the checkpoints after the grid's last."""
     out = []
+    marks = cfg.checkpoint_steps()
     for (env, arm, seed), rs in _runs(rows).items():
+        grid = grid_checkpoints(rs, marks)
         tgt = cfg.target.get(env)
         steps, hit = steps_to_target(rs, tgt, cfg.budget_steps, cfg.target_measure) if tgt is not None else (float("nan"), False)
         out.append({"env": env, "arm": arm, "seed": seed, "lr": rs[0]["lr"], "start": rs[0]["success"],
@@ -71,6 +88,9 @@ def run_summary(cfg: RealTrainConfig, rows: Sequence[dict[str, Any]]) -> list[di
                     "start_trained": rs[0].get("success_trained", float("nan")),
                     "final_trained": rs[-1].get("success_trained", float("nan")),
                     "auc_trained": float(np.mean([r.get("success_trained", float("nan")) for r in rs[1:]] or [np.nan])),
+                    "auc_trained_grid": (float(np.mean([r.get("success_trained", float("nan")) for r in grid]))
+                                         if grid else float("nan")),
+                    "past_budget": sum(r["env_steps"] > grid[-1]["env_steps"] for r in rs) if grid else 0,
                     "auc": float(np.mean([r["success"] for r in rs[1:]]
                                                                                     or [rs[0]["success"]])),
                     "steps": steps, "reached": hit, "env_steps": rs[-1]["env_steps"]})
@@ -127,22 +147,47 @@ def _env_section(cfg: RealTrainConfig, res: RealResult, env: str, runs: list[dic
     return "\n".join(lines)
 
 
+def _family_table(cfg: RealTrainConfig, summary: list[dict[str, Any]], prim: list[tuple[str, ...]], m: str) -> str:
+    """The primary family on measure ``m``, Holm over it alone."""
+    steps = m == "steps"
+    fam = [compare(summary, e, a, b, m) for e in cfg.envs for a, b in prim]
+    fam = [c for c in fam if c["n"]]
+    for c, v in zip(fam, M.holm_verdicts([-c["diff"] if steps else c["diff"] for c in fam], [c["p"] for c in fam])):
+        c["holm"] = v
+    rows = [[c["env"], f"{c['a']} − {c['b']}", c["n"], R.fmt_ci(c["diff"], c["ci"], 0 if steps else 3),
+             R.fmt_num(c["relative"]), R.fmt_num(c["p"]), c["holm"]] for c in fam]
+    return R.markdown_table(["env", "comparison", "seeds", "diff", "relative", "p", "Holm"], rows)
+
+
+def _grid_sensitivity(cfg: RealTrainConfig, summary: list[dict[str, Any]], prim: list[tuple[str, ...]]) -> list[str]:
+    """Beside a family on ``auc_trained``: the same family on ``auc_trained_grid`` and how many runs of each arm
+    got a checkpoint past the budget (empty when none did: then the two measures are the same)."""
+    arms = [a for a in cfg.arms if any(a in p for p in prim)]
+    extra = {a: (sum(r["past_budget"] > 0 for r in summary if r["arm"] == a),
+                 sum(r["arm"] == a for r in summary)) for a in arms}
+    if not any(k for k, _ in extra.values()):
+        return []
+    counts = ", ".join(f"{a} {k}/{n}" for a, (k, n) in extra.items())
+    return [f"Sensitivity check, added after the run (issue 41's outside review; not pre-registered, the registered "
+            f"measure is the table above): `auc_trained` averages every checkpoint after the start, and "
+            f"`--min-updates` adds one past the {cfg.budget_steps}-step budget to some runs (runs with one: "
+            f"{counts}), so arms can be averaged over different checkpoint sets. `auc_trained_grid` averages the "
+            f"{cfg.checkpoints} budget-grid checkpoints alone (per mark, the one recorded when the run passed it), "
+            f"the same set for every run; Holm over this family alone:", "",
+            _family_table(cfg, summary, prim, "auc_trained_grid"), ""]
+
+
 def _comparison_section(cfg: RealTrainConfig, summary: list[dict[str, Any]]) -> str:
     prim = [tuple(p.split(":", 1)) for p in cfg.primary]
     out = []
     if prim:
         m = cfg.primary_measure
-        steps = m == "steps"
-        fam = [compare(summary, e, a, b, m) for e in cfg.envs for a, b in prim]
-        fam = [c for c in fam if c["n"]]
-        for c, v in zip(fam, M.holm_verdicts([-c["diff"] if steps else c["diff"] for c in fam], [c["p"] for c in fam])):
-            c["holm"] = v
-        rows = [[c["env"], f"{c['a']} − {c['b']}", c["n"], R.fmt_ci(c["diff"], c["ci"], 0 if steps else 3),
-                 R.fmt_num(c["relative"]), R.fmt_num(c["p"]), c["holm"]] for c in fam]
-        what = ("env steps to target; negative = a needs fewer; 'win' = a needs fewer" if steps else
+        what = ("env steps to target; negative = a needs fewer; 'win' = a needs fewer" if m == "steps" else
                 f"{m}; positive = a higher; 'win' = a higher")
         out += [f"Primary family ({what}; a − b paired over seeds; Holm over this family alone):", "",
-                R.markdown_table(["env", "comparison", "seeds", "diff", "relative", "p", "Holm"], rows), ""]
+                _family_table(cfg, summary, prim, m), ""]
+        if m == "auc_trained":
+            out += _grid_sensitivity(cfg, summary, prim)
     rows = []
     for e in cfg.envs:
         for a, b in EXPLORATORY:
@@ -235,5 +280,5 @@ def read_result(csv_path: Path) -> RealResult:
     return res
 
 
-__all__ = ["EXPLORATORY", "on_grid", "steps_to_target", "run_summary", "compare", "curves_plot", "write_report",
+__all__ = ["EXPLORATORY", "on_grid", "grid_checkpoints", "steps_to_target", "run_summary", "compare", "curves_plot", "write_report",
            "read_result"]
