@@ -9,8 +9,13 @@ import numpy as np
 import pytest
 
 from agentgym_credit.bench.learning import train_real as T
-from agentgym_credit.bench.learning.train_real_report import (_comparison_section, compare, run_summary, steps_to_target,
-                                                             write_report)
+from agentgym_credit.bench.learning.train_real_report import (
+    _comparison_section,
+    compare,
+    run_summary,
+    steps_to_target,
+    write_report,
+)
 from agentgym_credit.truth.text_policy import TextPolicy
 
 
@@ -122,7 +127,8 @@ def test_grid_area_uses_the_same_checkpoints_for_every_run(tmp_path):
     text = _comparison_section(fam, run_summary(fam, [r for rs in seeds for r in rs]))
     registered, grid = text.split("Sensitivity check, added after the run")
     assert "grpo 1/1" not in grid and "grpo 3/3" in grid and "gigpo[state] 0/3" in grid
-    assert "| -0.185 ± " in registered and "| -0.010 ± " in grid  # mean over k of 0.2 − 0.375 − 0.01k, 0.2 − 0.2 − 0.01k
+    # mean over k of 0.2 − 0.375 − 0.01k (registered) and of 0.2 − 0.2 − 0.01k (grid)
+    assert "| -0.185 ± " in registered and "| -0.010 ± " in grid
     same = _comparison_section(fam, run_summary(fam, [r for rs in seeds for r in rs if r["env_steps"] <= 910]))
     assert "Sensitivity" not in same and "auc_trained_grid" not in same
 

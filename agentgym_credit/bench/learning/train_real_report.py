@@ -8,7 +8,7 @@ correction over it alone; the rest exploratory, uncorrected), and the learning c
 Outputs: ``<out>/<name>.md`` (the report, sections replaced in place so predictions written before the run
 stay), ``<name>.csv`` (one row per checkpoint of every fresh-seed run), ``<name>_sweep.csv``, ``<name>.png``.
 
-What lives here: :func:`on_grid`, :func:`steps_to_target`, :func:`run_summary`, :func:`compare`,
+What lives here: :func:`on_grid`, :func:`grid_checkpoints`, :func:`steps_to_target`, :func:`run_summary`, :func:`compare`,
 :func:`write_report`, :func:`read_result`.
 """
 
@@ -280,5 +280,5 @@ def read_result(csv_path: Path) -> RealResult:
     return res
 
 
-__all__ = ["EXPLORATORY", "on_grid", "grid_checkpoints", "steps_to_target", "run_summary", "compare", "curves_plot", "write_report",
-           "read_result"]
+__all__ = ["EXPLORATORY", "on_grid", "grid_checkpoints", "steps_to_target", "run_summary", "compare", "curves_plot",
+           "write_report", "read_result"]
