@@ -8,8 +8,8 @@ correction over it alone; the rest exploratory, uncorrected), and the learning c
 Outputs: ``<out>/<name>.md`` (the report, sections replaced in place so predictions written before the run
 stay), ``<name>.csv`` (one row per checkpoint of every fresh-seed run), ``<name>_sweep.csv``, ``<name>.png``.
 
-What lives here: :func:`on_grid`, :func:`grid_checkpoints`, :func:`steps_to_target`, :func:`run_summary`, :func:`compare`,
-:func:`write_report`, :func:`read_result`.
+What lives here: :func:`on_grid`, :func:`grid_checkpoints`, :func:`steps_to_target`, :func:`run_summary`,
+:func:`compare`, :func:`write_report`, :func:`read_result`.
 """
 
 from __future__ import annotations
