@@ -44,7 +44,9 @@ def test_engines_made_and_dropped_map_no_new_library():
 
 @pytest.mark.slow
 def test_rss_flat_over_new_games(tmp_path):
-    """A fresh interpreter loads 20 new games to warm up, then 60 more: RSS must stay flat (+< 20 MiB).
+    """A fresh interpreter loads new games to warm up (through two fills of the per-game memos, which are capped
+    and emptied), then 60 more: RSS must stay flat (+< 30 MiB; the engine's capped memos move it by up to ~15 MiB
+    between fills, measured; a leak of the old kind is ~130 MiB over 60 games).
 
     The old engine grew ~2.2 MB a game (a library copy per solvability check, textworld's memo);
     ``benchmarks/faults/reliability.md`` measures 1,000 games.
@@ -55,7 +57,9 @@ os.environ["AGENTGYM_CREDIT_SAS_CACHE"] = "0"
 from agentgym_credit.envs.alfworld.generator import generate_game
 def rss():
     return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-for i in range(20):
+from agentgym_credit.envs.alfworld import queries, statememo
+# warm up through two fills of every per-game memo (each fills up to its cap, is emptied, and its memory is reused)
+for i in range(2 * max(20, statememo.GAMES, statememo.TASKS, queries.DERIVED_GAMES) + 4):
     generate_game("pick_and_place_simple", 7_000 + i)
 base = rss()
 for i in range(60):
@@ -65,7 +69,7 @@ print(rss() - base)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     growth = float(out.stdout.strip().splitlines()[-1])
-    assert growth < 20.0, f"RSS grew {growth:.1f} MiB over 60 new games"
+    assert growth < 30.0, f"RSS grew {growth:.1f} MiB over 60 new games"
 
 
 def test_memento_memo_is_bounded(monkeypatch):
