@@ -12,7 +12,13 @@ import pytest
 from agentgym_credit.bench.montecarlo import confirm_stats as S
 from agentgym_credit.bench.montecarlo import credit_confirm as CC
 from agentgym_credit.bench.montecarlo.text_imitation import fit
-from agentgym_credit.truth.text_only import IMITATION_FILE, TEXT_ONLY, VISIBLE, ObservationOnly, SavedTextPolicy
+from agentgym_credit.truth.text_only import (
+    IMITATION_FILE,
+    TEXT_ONLY,
+    VISIBLE,
+    ObservationOnly,
+    SavedTextPolicy,
+)
 from agentgym_credit.truth.text_policy import TextPolicy, scene_of
 
 NAME = "text-imitation-alfworld"
