@@ -55,17 +55,23 @@ _INFO_KEYS = frozenset({"state_key", "obs_key", "admissible_actions", "task_id",
                         "goal", "step", "expert_action", "invalid_reason", "dead_end"})
 
 
+def _kind(name: str) -> str:
+    """``"skip"`` (bookkeeping, negated), ``"static"`` or ``"dynamic"``: which part of ``state_key`` a fact with
+    this predicate name goes to (the one rule :func:`canonical_facts` and :func:`dynamic_facts` share)."""
+    if name in BOOKKEEPING_PREDICATES or name.startswith(NEGATED_PREFIX):
+        return "skip"
+    return "static" if name in STATIC_PREDICATES else "dynamic"
+
+
 def canonical_facts(facts: Sequence[Any], static: bool = True) -> tuple[list[str], list[str]]:
     """``(dynamic, static)`` fact strings, each sorted: ``inreceptacle(mug 1, cabinet 2)`` (``static=False``: the
     static list left empty, for a caller that has digested it already)."""
     dyn, stat = [], []
     for f in facts:
-        name = f.name
-        if name in BOOKKEEPING_PREDICATES or name.startswith(NEGATED_PREFIX):
-            continue
-        if name not in STATIC_PREDICATES:
+        kind = _kind(f.name)
+        if kind == "dynamic":
             dyn.append(fact_str(f))
-        elif static:
+        elif kind == "static" and static:
             stat.append(fact_str(f))
     return sorted(dyn), sorted(stat)
 
@@ -83,9 +89,7 @@ def dynamic_facts(facts: Sequence[Any]) -> tuple[str, ...]:
         if s is None:
             if len(_DYNAMIC) >= FACT_MEMO:
                 _DYNAMIC.clear()
-            name = f.name
-            skip = name in BOOKKEEPING_PREDICATES or name.startswith(NEGATED_PREFIX) or name in STATIC_PREDICATES
-            s = _DYNAMIC[f] = "" if skip else fact_str(f)
+            s = _DYNAMIC[f] = fact_str(f) if _kind(f.name) == "dynamic" else ""
         if s:
             out.append(s)
     out.sort()
