@@ -277,3 +277,13 @@ def test_from_csv_keeps_the_recorded_commands_settings(tmp_path):
     assert md.count(section) == 1 and "results-confirmation" not in md
     assert md.split(section)[1] == committed.split(section)[1]
     assert R.read_command(tmp_path / f"{name}.md") == R.read_command(src / f"{name}.md")
+
+
+def test_best_arm_line_does_not_call_the_2x_goal_met_from_a_zero_start():
+    """A start of 0 printed 'nanx; goal >= 2x: met' (any final passes 2 x 0): the goal is undefined there."""
+    from agentgym_credit.bench.learning.train_real_report import best_arm_line
+
+    zero = best_arm_line("graph[state]", 0.085, 0.0)
+    assert "met" not in zero.replace("undefined", "") and "nan" not in zero and "undefined" in zero
+    assert "2.50x; goal >= 2x: met" in best_arm_line("grpo", 0.25, 0.1)
+    assert "1.50x; goal >= 2x: not met" in best_arm_line("grpo", 0.15, 0.1)

@@ -142,9 +142,19 @@ def _env_section(cfg: RealTrainConfig, res: RealResult, env: str, runs: list[dic
     best = max(arms, key=lambda a: np.mean([r["final"] for r in mine if r["arm"] == a]))
     start = float(np.mean([r["start"] for r in mine]))
     fin = float(np.mean([r["final"] for r in mine if r["arm"] == best]))
-    lines += [f"Best arm by final sampled success: **{best}**, {fin:.3f} vs start {start:.3f} "
-              f"({fin / start if start else float('nan'):.2f}x; goal >= 2x: {'met' if fin >= 2 * start else 'not met'}).", ""]
+    lines += [best_arm_line(best, fin, start), ""]
     return "\n".join(lines)
+
+
+def best_arm_line(best: str, final: float, start: float) -> str:
+    """The best arm's final sampled success against the start, and the '>= 2x the start' goal.
+
+    At a start of 0 the ratio is undefined and any final success would pass '>= 2x', so the goal is said
+    to be undefined there rather than met."""
+    head = f"Best arm by final sampled success: **{best}**, {final:.3f} vs start {start:.3f}"
+    if start <= 0:
+        return head + " (the start is 0, so the ratio and the goal >= 2x are undefined here)."
+    return head + f" ({final / start:.2f}x; goal >= 2x: {'met' if final >= 2 * start else 'not met'})."
 
 
 def _family_table(cfg: RealTrainConfig, summary: list[dict[str, Any]], prim: list[tuple[str, ...]], m: str) -> str:
