@@ -203,3 +203,18 @@ def test_the_checks_judge_imitate_path_as_a_known_effect():
                                                        "auc_trained")}
     assert ref["imitate-path − grpo"] == ("win", "win") and ref["imitate-path − null"] == ("win", "win")
     assert ref["null − grpo"] == ("loss", "not a win") and "null − imitate-path" not in ref
+
+
+def test_neural_policy_at_expert_bonus_0_reads_no_expert_command():
+    """At ``expert_bonus=0`` the neural policy's distribution depends on the text only: moving the expert's command
+    in ``info`` changes nothing; at a bonus above 0 it does (so the check can fail)."""
+    from agentgym_credit.bench.learning.neural_policy import NeuralTextPolicy
+
+    obs = ["You are shopping. Instruction: i need a red cotton shirt under 30 dollars"] * 2
+    acts = ["search[red cotton shirt]", "click[back to search]", "click[next >]"]
+    infos = [{"admissible_actions": acts, "goal": obs[0], "expert_action": acts[0]},
+             {"admissible_actions": acts, "goal": obs[0], "expert_action": acts[2]}]
+    for bonus, differs in ((0.0, False), (1.0, True)):
+        pol = NeuralTextPolicy(bonus, seed=1)
+        a, b = (d.probs for _, d in pol.act_batch(obs, infos))
+        assert (not np.allclose(a, b)) == differs

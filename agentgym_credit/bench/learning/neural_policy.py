@@ -1,4 +1,4 @@
-"""The neural arm of ``bench train_real`` (``--policy neural``): a small torch scorer that reads only text.
+"""The neural arm of ``bench train_real`` (``--policy neural``): a small torch scorer; its learned part reads text.
 
 :class:`NeuralTextPolicy` scores each admissible action of a step as
 
@@ -9,7 +9,10 @@ where ``prior`` is the **same stated prior** as the text policy's
 agent knows, so both policies start from the same place) and the learned scorer is the learning harness's
 :class:`~agentgym_credit.bench.learning.train_policy.BowPolicy` over
 :class:`~agentgym_credit.bench.learning.train_policy.HashedBow` features (unigrams and bigrams of the text; no
-state key, no game id). Its output layers start at zero, so the start policy *is* the prior. One update is the
+state key, no game id). The prior reads the step's text too, plus, when ``expert_bonus > 0``, the expert's
+command from ``info`` (the stand-in for what a pretrained agent knows, as for the text policy); at
+``--expert-bonus 0`` the whole policy reads only text. Its output layers start at zero, so the start policy *is*
+the prior. One update is the
 REINFORCE step of the text policy, ``θ += α · Σ_i c_i ∇_θ log π(a_i|s_i)`` (one backward pass), with ``α`` the
 configured rate or, for a KL target, the line search of :mod:`.matched_step` (a forward pass per trial step).
 
