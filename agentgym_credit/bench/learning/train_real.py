@@ -496,6 +496,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         res = run_benchmark(cfg)
     paths = write_report(cfg, res)
+    md = next(p for p in paths if p.suffix == ".md")
+    if f"<!-- state-{cfg.phase}:start -->" in md.read_text():  # a stopped study's note, now out of date
+        n = len({(r["env"], r["arm"], r["seed"]) for r in res.rows})
+        R.write_section(md, f"state-{cfg.phase}", f"## Study state\n\nComplete: all {n} runs finished (earlier "
+                        f"renders of this report held the finished runs only, with `--finished-only`).\n")
     print(f"wrote {', '.join(str(p) for p in paths)} in {res.seconds:.1f} s")
     return 0
 

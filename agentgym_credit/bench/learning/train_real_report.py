@@ -245,6 +245,19 @@ def _step_words(cfg: RealTrainConfig) -> str:
     return policy + f"advantages divided by their batch RMS ({cfg.adv_scale}), one step at the arm's rate"
 
 
+def _run_time_words(res: RealResult) -> str:
+    """The runs' own times summed, when they differ from this call's wall time (runs resumed from their files,
+    or run in parallel): a resumed study's render otherwise reports only the seconds it took to read them."""
+    last: dict[tuple[Any, Any, Any], float] = {}
+    for r in res.rows:  # a run's rows are in order: its last holds its time
+        if "seconds" in r:
+            last[(r["env"], r["arm"], r["seed"])] = float(r["seconds"])
+    total = sum(last.values())
+    if not last or abs(total - res.seconds) < max(1.0, 0.01 * total):
+        return ""
+    return f" for this call; the {len(last)} runs' own times summed {total:.0f} s"
+
+
 def write_report(cfg: RealTrainConfig, res: RealResult) -> list[Path]:
     cfg.out.mkdir(parents=True, exist_ok=True)
     base = cfg.out / cfg.name
@@ -256,8 +269,8 @@ def write_report(cfg: RealTrainConfig, res: RealResult) -> list[Path]:
     png = curves_plot(cfg, res, base.with_suffix(".png"))
     summary = run_summary(cfg, res.rows)
     body = [f"## Results: {cfg.phase}", "", R.machine_lines(cfg.command), "",
-            f"Wall time {res.seconds:.0f} s; 1-min load average {res.load[0]:.1f} at the start, {res.load[1]:.1f} at "
-            f"the end (2 cores shared with other jobs). Budget {cfg.budget_steps} env steps per run; "
+            f"Wall time {res.seconds:.0f} s{_run_time_words(res)}; 1-min load average {res.load[0]:.1f} at the start, "
+            f"{res.load[1]:.1f} at the end (2 cores shared with other jobs). Budget {cfg.budget_steps} env steps per run; "
             f"{cfg.groups} groups x N = {cfg.group_size} per update; {cfg.train_tasks} training instances per seed; "
             f"held-out evaluation at {cfg.checkpoints + 1} checkpoints; prior expert bonus {cfg.expert_bonus:g}, "
             f"learned parts {', '.join(cfg.parts)}; {_step_words(cfg)}; at least {cfg.min_updates} updates per run; "
