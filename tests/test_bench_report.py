@@ -30,6 +30,19 @@ def test_csv_round_trip(tmp_path):
     assert back[1]["pearson"] == "" and back[0]["task"] == "grid"
 
 
+def test_write_atomic_makes_the_folder_and_keeps_the_old_file_when_the_write_fails(tmp_path, monkeypatch):
+    path = R.write_atomic(tmp_path / "room" / "r.md", "old\n")
+    assert path.read_text() == "old\n"
+
+    def broken_replace(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(R.os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        R.write_atomic(path, "new\n")
+    assert path.read_text() == "old\n" and [p.name for p in path.parent.iterdir()] == ["r.md"]  # no temp left
+
+
 def test_plot_panels_writes_png(tmp_path):
     pytest.importorskip("matplotlib")
     panels = {"grid": {"grpo": ([2, 4, 8], [0.1, 0.2, 0.3], [0.01, 0.02, 0.03]),

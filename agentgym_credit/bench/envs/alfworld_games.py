@@ -20,9 +20,9 @@ import platform
 import re
 import statistics
 import sys
-from pathlib import Path
 from typing import Any
 
+from agentgym_credit.bench.stats.report import write_atomic
 from agentgym_credit.envs.alfworld.generator import TASK_TYPES
 
 try:  # optional progress bar
@@ -200,9 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         + (", ".join("/".join(c) for c in missing) if missing else "none") + ".",
         "",
     ]
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines))
+    write_atomic(args.out, "\n".join(lines))
     print("\n".join(lines))
     return 0
 

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from agentgym_credit.bench.envs.webshop_scripts import SCRIPTS
+from agentgym_credit.bench.stats.report import write_atomic
 from agentgym_credit.envs.webshop import pages as P
 from agentgym_credit.envs.webshop.catalog import GENERATOR_VERSION, generate_catalog
 from agentgym_credit.envs.webshop.env import WebShopEnv
@@ -341,10 +342,7 @@ def write_markdown(
     lines += ["Goals:", "", *checks, ""]
     if language:
         lines += _language_lines(language)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("\n".join(lines))
-    os.replace(tmp, path)
+    write_atomic(path, "\n".join(lines))
 
 
 def main(argv: list[str] | None = None) -> None:

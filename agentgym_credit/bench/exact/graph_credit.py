@@ -39,6 +39,7 @@ from agentgym_credit.bench.exact.credit_run import POLICIES, GroundTruth, collec
 from agentgym_credit.bench.exact.credit_signals import obs_keyed
 from agentgym_credit.bench.exact.heldout import FAMILIES, GRADED
 from agentgym_credit.bench.stats import metrics as M
+from agentgym_credit.bench.stats.report import write_atomic
 from agentgym_credit.credit import advantages
 from agentgym_credit.credit.graph import graph as graph_estimator
 
@@ -171,9 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.from_md:
         old = Path(a.from_md).read_text().split("\n## Findings")[0].rstrip()
         text = old + "\n\n" + (Path(a.findings).read_text().rstrip() + "\n" if a.findings else "")
-        tmp = Path(a.out).with_name(Path(a.out).name + ".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, a.out)
+        write_atomic(a.out, text)
         return 0
     cmd = "python -m agentgym_credit.bench.exact.graph_credit --split signals " + " ".join(shlex.quote(x) for x in argv)
     load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -203,11 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     text = report(res, a.tasks, a.policies, a.group_sizes, header)
     if a.findings:
         text = text.rstrip() + "\n\n" + Path(a.findings).read_text().rstrip() + "\n"
-    out = Path(a.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, out)
+    write_atomic(a.out, text)
     print(text)
     return 0
 

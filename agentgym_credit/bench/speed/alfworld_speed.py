@@ -25,9 +25,9 @@ import statistics
 import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
+from agentgym_credit.bench.stats.report import write_atomic
 from agentgym_credit.envs.alfworld import fast as fast_mod
 from agentgym_credit.envs.alfworld.engine import make_engine, upgrade_game
 from agentgym_credit.envs.alfworld.expert import oracle_action, task_spec
@@ -264,9 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         *snap_rows,
         "",
     ]
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines))
+    write_atomic(args.out, "\n".join(lines))
     print("\n".join(lines))
     return 1 if mismatches else 0
 

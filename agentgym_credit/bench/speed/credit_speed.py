@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from agentgym_credit.bench.stats.report import write_atomic
 from agentgym_credit.credit import ESTIMATORS, StepArrays, group_stats
 from agentgym_credit.credit.grouping import mix64
 from agentgym_credit.keys import MISSING
@@ -254,9 +255,7 @@ def main(argv: list[str] | None = None) -> int:
               "| steps | rows in trajectory order | rows shuffled |", "|---:|---:|---:|"]
     lines += [f"| {n:,} | {_fmt(a)} | {_fmt(b)} |" for n, a, b in build]
     lines += _shape_table(shape_rows, args.shapes, args.repeat)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
+    write_atomic(args.out, "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 

@@ -10,6 +10,7 @@
   exact command, for the header of every ``benchmarks/*.md``.
 - :func:`read_command`: the command line recorded in such a header.
 - :func:`progress`: a tqdm progress bar when tqdm is installed, a line every 10 s otherwise.
+- :func:`write_atomic`: a text file written whole or not at all (temporary file, then ``os.replace``).
 - :func:`write_section`: replace (or add) one named section of a markdown file shared by several
   benchmarks (``benchmarks/faults/reliability.md``), atomically, leaving the other sections as they are.
 """
@@ -195,6 +196,13 @@ def write_section(path: str | os.PathLike, name: str, body: str, *, preamble: st
         text = head + block + tail
     else:
         text = (text.rstrip() + "\n\n" if text.strip() else "") + block + "\n"
+    return write_atomic(path, text)
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` (its folder made if missing) through a temporary file in the same folder and
+    ``os.replace``, so a reader never sees half a report; the temporary file is removed if the write fails."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -221,4 +229,5 @@ __all__ = [
     "read_command",
     "progress",
     "write_section",
+    "write_atomic",
 ]
