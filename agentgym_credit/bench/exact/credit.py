@@ -286,9 +286,7 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
                                 align="lll" + "r" * (len(ocols) + len(mcols))), ""]
     md += ["Raw data: " + ", ".join(f"`{paths[k].name}`" for k in ("summary_csv", "runs_csv", "bias_csv",
                                                                   "bias_pairs_csv", "info_csv")), ""]
-    md_path = out / f"{cfg.name}.md"
-    md_path.write_text("\n".join(md))
-    paths["markdown"] = md_path
+    paths["markdown"] = R.write_atomic(out / f"{cfg.name}.md", "\n".join(md))
     return paths
 
 

@@ -479,11 +479,7 @@ def write_report(cfg: GroupingBenchConfig, res: GroupingResult, load: str = "unk
         for p in cfg.perturb:
             md += [f"## {t}{', perturbed text' if p else ''}", "", _table(cfg, S, t, p), ""]
     md += ["Raw data: " + ", ".join(f"`{paths[k].name}`" for k in ("summary_csv", "runs_csv")), ""]
-    md_path = out / f"{cfg.name}.md"
-    tmp = md_path.with_suffix(".md.tmp")
-    tmp.write_text("\n".join(md))
-    tmp.replace(md_path)
-    paths["markdown"] = md_path
+    paths["markdown"] = R.write_atomic(out / f"{cfg.name}.md", "\n".join(md))
     return paths
 
 

@@ -182,7 +182,7 @@ starting weights. Seeds with a positive gain: {gained}.
 
 {comparison_text(results)}
 """
-    out.write_text(text)
+    write_atomic(out, text)
 
 
 MIN_SEEDS_FOR_CONCLUSIONS = 5

@@ -21,7 +21,6 @@ import argparse
 import hashlib
 import json
 import math
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -126,10 +125,7 @@ def _score(job: tuple[str, int, str, bool, dict[str, Any]]) -> dict[str, Any]:
     row = {"env": c["env"], "arm": "start" if is_start else arm, "seed": -1 if is_start else seed,
            "point": "start" if is_start else "final", "success": success, "episodes": len(tasks) * c["rollouts"],
            "cpu_seconds": time.process_time() - t0}
-    keep.parent.mkdir(parents=True, exist_ok=True)
-    tmp = keep.with_name(f".{keep.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(row))
-    os.replace(tmp, keep)
+    R.write_atomic(keep, json.dumps(row))
     return row
 
 

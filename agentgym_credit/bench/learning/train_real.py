@@ -252,10 +252,7 @@ def _run(job: tuple[str, str, int, float, dict[str, Any], bool]) -> list[dict[st
         except ValueError:
             pass  # a damaged file: run again
     rows = train_one_real(env, arm, seed, lr, cfg, save)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(rows))
-    os.replace(tmp, path)
+    R.write_atomic(path, json.dumps(rows))
     return rows
 
 

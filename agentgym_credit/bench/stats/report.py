@@ -200,13 +200,13 @@ def write_section(path: str | os.PathLike, name: str, body: str, *, preamble: st
 
 
 def write_atomic(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` to ``path`` (its folder made if missing) through a temporary file in the same folder and
+    """Write ``text`` (UTF-8) to ``path`` (its folder made if missing) through a temporary file in the same folder and
     ``os.replace``, so a reader never sees half a report; the temporary file is removed if the write fails."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
     except BaseException:
