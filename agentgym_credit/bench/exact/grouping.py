@@ -510,12 +510,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           "out": args.out if args.out is not None else default_out(args.quick)}
     if args.quick:
         kw.update(group_sizes=(2, 8), seeds=2, trajectories=32, instances=2)
-    for attr in ("seeds", "trajectories", "policy"):
-        if getattr(args, attr) is not None:
-            kw[attr] = getattr(args, attr)
-    for attr in ("tasks", "anchors", "group_sizes"):
-        if getattr(args, attr):
-            kw[attr] = tuple(getattr(args, attr))
+    kw |= R.given_options(args, ("seeds", "trajectories", "policy"), ("tasks", "anchors", "group_sizes"))
     cfg = GroupingBenchConfig(**kw)
     try:
         cfg.validate()

@@ -9,6 +9,7 @@
 - :func:`machine_info` / :func:`machine_lines`: platform, CPU count and library versions, and the
   exact command, for the header of every ``benchmarks/*.md``.
 - :func:`read_command`: the command line recorded in such a header.
+- :func:`given_options`: the options a command line gave, as a config's keywords.
 - :func:`progress`: a tqdm progress bar when tqdm is installed, a line every 10 s otherwise.
 - :func:`write_atomic`: a text file written whole or not at all (temporary file, then ``os.replace``).
 - :func:`write_section`: replace (or add) one named section of a markdown file shared by several
@@ -149,6 +150,20 @@ def recorded_options(md_path: str | os.PathLike) -> list[str]:
     return words[first:]
 
 
+def given_options(args: Any, values: Sequence[str] = (), lists: Sequence[str] = (),
+                  renamed: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A config's keywords from the options a command line gave: each option of ``values`` that is not None, each
+    of ``lists`` that is not empty (as a tuple); ``renamed`` maps an option to its config field where they differ.
+
+    >>> import argparse
+    >>> given_options(argparse.Namespace(seeds=3, depth=None, tasks=["cue"], arms=[]), ["seeds", "depth"], ["tasks", "arms"])
+    {'seeds': 3, 'tasks': ('cue',)}
+    """
+    field = (renamed or {}).get
+    kw = {field(k, k): getattr(args, k) for k in values if getattr(args, k) is not None}
+    return kw | {field(k, k): tuple(getattr(args, k)) for k in lists if getattr(args, k)}
+
+
 PROGRESS_EVERY_S = 10.0
 """Without tqdm, :func:`progress` prints a line at most this often (and at the start and the end)."""
 
@@ -227,6 +242,7 @@ __all__ = [
     "machine_info",
     "machine_lines",
     "read_command",
+    "given_options",
     "progress",
     "write_section",
     "write_atomic",
