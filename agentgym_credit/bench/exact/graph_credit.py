@@ -28,15 +28,13 @@ import platform
 import shlex
 import sys
 import time
-from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from agentgym_credit.bench.exact import heldout
-from agentgym_credit.bench.exact.credit_run import POLICIES, GroundTruth, collect_run, true_advantages
-from agentgym_credit.bench.exact.credit_signals import obs_keyed
+from agentgym_credit.bench.exact.credit_run import POLICIES
 from agentgym_credit.bench.exact.heldout import FAMILIES, GRADED
 from agentgym_credit.bench.stats import metrics as M
 from agentgym_credit.bench.stats.report import write_atomic
@@ -82,23 +80,10 @@ COMPARISONS = (("graph", "gigpo[state]"), ("graph", "graphgpo"), ("graph", "gagp
 
 
 def run(tasks, policies, group_sizes, seeds, trajectories, instances, gamma=0.95, depth=3):
-    """Per-run metrics: ``{(task, policy, N, signal): {"pearson": [...], "sign_acc": [...]}}`` over seeds."""
-    out: dict = defaultdict(lambda: defaultdict(list))
-    for task in tasks:
-        gt = GroundTruth(ALL_TASKS[task], gamma)
-        for pol in policies:
-            spec = POLICIES[pol]
-            for n in group_sizes:
-                for seed in range(seeds):
-                    batch = collect_run(gt, spec, n, trajectories // n, seed, depth, instances)
-                    steps = batch.steps
-                    obs = obs_keyed(steps)
-                    truth = true_advantages(batch, gt, spec)
-                    for name, fn in SIGNALS.items():
-                        m = M.accuracy_metrics(np.asarray(fn(steps, obs, gamma), dtype=np.float64), truth.adv)
-                        for k in ("pearson", "sign_acc"):
-                            out[task, pol, n, name][k].append(m[k])
-    return out
+    """Per-run metrics: ``{(task, policy, N, signal): {"pearson": [...], "sign_acc": [...]}}`` over seeds, every
+    signal of :data:`SIGNALS` scored on the held-out benchmark's runs (:func:`.heldout.run_cells`: the same
+    batches, seed by seed; its reference signals and extra keys are not reported here)."""
+    return heldout.run_cells(tasks, SIGNALS, policies, group_sizes, seeds, trajectories, instances, gamma, depth)
 
 
 def _cell(values) -> str:
