@@ -29,6 +29,7 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
+from itertools import product
 from pathlib import Path
 
 import numpy as np
@@ -107,20 +108,12 @@ def report(res, tasks, policies, group_sizes, header: list[str]) -> str:
     lines += ["## Paired comparisons (Pearson r; per cell over seeds; Holm over the cells of each row)", "",
               "| a vs b | mean margin | wins | losses | ties | cells at N=4 with margin ≥ 0.2 and a win |",
               "| --- | ---: | ---: | ---: | ---: | ---: |"]
-    for a, b in COMPARISONS:
-        diffs, ps, n4 = [], [], []
-        for task in tasks:
-            for pol in policies:
-                for n in group_sizes:
-                    d, h, k = M.paired_diff_ci(np.asarray(res[task, pol, n, a]["pearson"]),
-                                               np.asarray(res[task, pol, n, b]["pearson"]))
-                    diffs.append(d)
-                    ps.append(M.p_from_interval(d, h, k - 1) if k > 1 and np.isfinite(h) else float("nan"))
-                    n4.append(n == 4)
-        v = M.holm_verdicts(diffs, ps)
-        big = sum(1 for d, x, four in zip(diffs, v, n4) if four and x == "win" and d >= 0.2)
-        lines.append(f"| {a} vs {b} | {np.nanmean(diffs):+.3f} | {v.count('win')} | {v.count('loss')} | "
-                     f"{v.count('tie')} | {big} of {sum(n4)} |")
+    cells = list(product(tasks, policies, group_sizes))
+    for a, b in COMPARISONS:  # per cell over seeds, Holm over the cells (the held-out benchmark's comparison)
+        c = heldout.compare(res, cells, a, b)
+        big = sum(1 for (*_, n), d, x in zip(cells, c["diffs"], c["verdicts"]) if n == 4 and x == "win" and d >= 0.2)
+        lines.append(f"| {a} vs {b} | {c['mean']:+.3f} | {c['wins']} | {c['losses']} | {c['ties']} | {big} of "
+                     f"{sum(n == 4 for *_, n in cells)} |")
     return "\n".join(lines) + "\n"
 
 
