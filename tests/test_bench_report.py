@@ -33,6 +33,12 @@ def test_csv_round_trip(tmp_path):
 def test_write_atomic_makes_the_folder_and_keeps_the_old_file_when_the_write_fails(tmp_path, monkeypatch):
     path = R.write_atomic(tmp_path / "room" / "r.md", "old\n")
     assert path.read_text() == "old\n"
+    plain = tmp_path / "plain.md"
+    plain.write_text("x")
+    assert path.stat().st_mode == plain.stat().st_mode  # a new file's mode, not mkstemp's 0600
+    path.chmod(0o640)
+    R.write_atomic(path, "old\n")
+    assert path.stat().st_mode & 0o777 == 0o640  # an existing file keeps its own
 
     def broken_replace(src, dst):
         raise OSError("disk full")

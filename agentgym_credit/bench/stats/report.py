@@ -216,11 +216,18 @@ def write_section(path: str | os.PathLike, name: str, body: str, *, preamble: st
 
 def write_atomic(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` (its folder made if missing) through a temporary file in the same folder and
-    ``os.replace``, so a reader never sees half a report; the temporary file is removed if the write fails."""
+    ``os.replace``, so a reader never sees half a report; the temporary file is removed if the write fails. The file
+    keeps its permissions, or gets a new file's (0666 less the umask) rather than the temporary file's 0600."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        else:
+            umask = os.umask(0o022)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
