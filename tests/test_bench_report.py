@@ -49,6 +49,12 @@ def test_write_atomic_makes_the_folder_and_keeps_the_old_file_when_the_write_fai
     assert path.read_text() == "old\n" and [p.name for p in path.parent.iterdir()] == ["r.md"]  # no temp left
 
 
+def test_check_known_names_the_first_unknown_and_the_choices():
+    R.check_known("task", ["cue", "grid"], ["cue", "grid"])
+    with pytest.raises(ValueError, match=r"unknown task 'gird'; choose from \['cue', 'grid'\]"):
+        R.check_known("task", ["cue", "gird", "nope"], ["cue", "grid"])
+
+
 def test_plot_panels_writes_png(tmp_path):
     pytest.importorskip("matplotlib")
     panels = {"grid": {"grpo": ([2, 4, 8], [0.1, 0.2, 0.3], [0.01, 0.02, 0.03]),

@@ -297,14 +297,9 @@ class GroupingBenchConfig:
     quick: bool = False
 
     def validate(self) -> None:
-        for t in self.tasks:
-            if t not in TASKS:
-                raise ValueError(f"unknown task {t!r}; choose from {sorted(TASKS)}")
-        if self.policy not in POLICIES:
-            raise ValueError(f"unknown policy {self.policy!r}; choose from {sorted(POLICIES)}")
-        for a in self.anchors:
-            if a not in ANCHORS:
-                raise ValueError(f"unknown anchor {a!r}; choose from {list(ANCHORS)}")
+        R.check_known("task", self.tasks, sorted(TASKS))
+        R.check_known("policy", [self.policy], sorted(POLICIES))
+        R.check_known("anchor", self.anchors, list(ANCHORS))
         if not self.group_sizes or min(self.group_sizes) < 2 or self.trajectories < max(self.group_sizes):
             raise ValueError(f"group sizes must be >= 2 and <= trajectories, got {self.group_sizes}")
         if self.seeds < 1 or self.instances < 1:

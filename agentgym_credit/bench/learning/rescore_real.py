@@ -58,8 +58,7 @@ class RescoreConfig:
         return list(range(lo, hi))
 
     def validate(self) -> None:
-        if self.env not in REAL_ENVS:
-            raise ValueError(f"unknown env {self.env!r}; choose from {sorted(REAL_ENVS)}")
+        R.check_known("env", [self.env], sorted(REAL_ENVS))
         if self.phase not in PHASES:
             raise ValueError(f"phase must be one of {PHASES}, got {self.phase!r}")
         if self.rollouts < 1 or self.jobs < 1:

@@ -9,7 +9,7 @@
 - :func:`machine_info` / :func:`machine_lines`: platform, CPU count and library versions, and the
   exact command, for the header of every ``benchmarks/*.md``.
 - :func:`read_command`: the command line recorded in such a header.
-- :func:`given_options`: the options a command line gave, as a config's keywords.
+- :func:`given_options`, :func:`check_known`: the options a command line gave, as a config's keywords; names checked.
 - :func:`progress`: a tqdm progress bar when tqdm is installed, a line every 10 s otherwise.
 - :func:`write_atomic`: a text file written whole or not at all (temporary file, then ``os.replace``).
 - :func:`write_section`: replace (or add) one named section of a markdown file shared by several
@@ -150,6 +150,14 @@ def recorded_options(md_path: str | os.PathLike) -> list[str]:
     return words[first:]
 
 
+def check_known(kind: str, values: Iterable[Any], known: Sequence[Any]) -> None:
+    """Raise ``ValueError("unknown KIND 'x'; choose from KNOWN")`` for the first of ``values`` not in ``known``
+    (a config's names checked before a run starts)."""
+    for v in values:
+        if v not in known:
+            raise ValueError(f"unknown {kind} {v!r}; choose from {known}")
+
+
 def given_options(args: Any, values: Sequence[str] = (), lists: Sequence[str] = (),
                   renamed: Mapping[str, str] | None = None) -> dict[str, Any]:
     """A config's keywords from the options a command line gave: each option of ``values`` that is not None, each
@@ -250,6 +258,7 @@ __all__ = [
     "machine_lines",
     "read_command",
     "given_options",
+    "check_known",
     "progress",
     "write_section",
     "write_atomic",
