@@ -30,6 +30,31 @@ def test_csv_round_trip(tmp_path):
     assert back[1]["pearson"] == "" and back[0]["task"] == "grid"
 
 
+def test_write_atomic_makes_the_folder_and_keeps_the_old_file_when_the_write_fails(tmp_path, monkeypatch):
+    path = R.write_atomic(tmp_path / "room" / "r.md", "old\n")
+    assert path.read_text() == "old\n"
+    plain = tmp_path / "plain.md"
+    plain.write_text("x")
+    assert path.stat().st_mode == plain.stat().st_mode  # a new file's mode, not mkstemp's 0600
+    path.chmod(0o640)
+    R.write_atomic(path, "old\n")
+    assert path.stat().st_mode & 0o777 == 0o640  # an existing file keeps its own
+
+    def broken_replace(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(R.os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        R.write_atomic(path, "new\n")
+    assert path.read_text() == "old\n" and [p.name for p in path.parent.iterdir()] == ["r.md"]  # no temp left
+
+
+def test_check_known_names_the_first_unknown_and_the_choices():
+    R.check_known("task", ["cue", "grid"], ["cue", "grid"])
+    with pytest.raises(ValueError, match=r"unknown task 'gird'; choose from \['cue', 'grid'\]"):
+        R.check_known("task", ["cue", "gird", "nope"], ["cue", "grid"])
+
+
 def test_plot_panels_writes_png(tmp_path):
     pytest.importorskip("matplotlib")
     panels = {"grid": {"grpo": ([2, 4, 8], [0.1, 0.2, 0.3], [0.01, 0.02, 0.03]),

@@ -20,16 +20,10 @@ import platform
 import re
 import statistics
 import sys
-from pathlib import Path
 from typing import Any
 
+from agentgym_credit.bench.stats.report import progress, write_atomic
 from agentgym_credit.envs.alfworld.generator import TASK_TYPES
-
-try:  # optional progress bar
-    from tqdm import tqdm
-except ImportError:  # pragma: no cover
-    def tqdm(x, **_):
-        return x
 
 MEASURES = ("objects", "receptacles", "admissible", "expert_steps")
 ROOM_KINDS = ("kitchen", "livingroom", "bedroom", "bathroom")
@@ -146,9 +140,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     load_before = os.getloadavg()
     real_env = ALFWorldEnv(source="dev", expert=True, max_steps=200)
-    real = [game_stats(real_env, i) for i in tqdm(range(len(real_env.games)), desc="real")]
+    real = [game_stats(real_env, i) for i in progress(range(len(real_env.games)), desc="real")]
     gen_env = ALFWorldEnv(expert=True, max_steps=200, num_games=args.generated * len(TASK_TYPES))
-    gen = [game_stats(gen_env, i) for i in tqdm(range(len(gen_env.games)), desc="generated")]
+    gen = [game_stats(gen_env, i) for i in progress(range(len(gen_env.games)), desc="generated")]
 
     room_rows, room_verdicts = _table([*ROOM_KINDS, "all"], "room", real, gen)
     type_rows, type_verdicts = _table([*TASK_TYPES, "all"], "task_type", real, gen)
@@ -200,9 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         + (", ".join("/".join(c) for c in missing) if missing else "none") + ".",
         "",
     ]
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines))
+    write_atomic(args.out, "\n".join(lines))
     print("\n".join(lines))
     return 0
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym_credit.bench.envs.alfworld_games import MEASURES, ROOM_KINDS, TOLERANCE, problem_counts, room_of
+from agentgym_credit.bench.stats.report import write_atomic
 from agentgym_credit.envs.alfworld.rooms import FIT_RULES, ROOMS, SHAPES, RoomKind, fit_room_kind
 
 _PLAN = re.compile(r"-(\d+)$")
@@ -234,11 +235,7 @@ def main(argv: list[str] | None = None) -> int:
                   "Fitted on all dev floor plans it gives these room kinds (written into "
                   "`agentgym_credit/envs/alfworld/rooms.py`; `tests/test_alfworld_rooms.py` checks they match):", "",
                   *_room_lines(final), ""]
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text("\n".join(lines))
-    os.replace(tmp, out)
+    write_atomic(args.out, "\n".join(lines))
     print("\n".join(lines))
     return 0
 

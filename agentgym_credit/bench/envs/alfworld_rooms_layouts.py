@@ -51,6 +51,7 @@ from agentgym_credit.bench.envs.alfworld_rooms import (
     fit_rooms,
     verdicts,
 )
+from agentgym_credit.bench.stats.report import write_atomic
 from agentgym_credit.envs.alfworld.rooms import ROOMS, SHAPES, RoomKind, fit_room_kind
 
 _SIZE = ("receptacles", "objects")
@@ -305,11 +306,7 @@ def main(argv: list[str] | None = None) -> int:
               f"Rule `{GENERATOR_RULE}` fitted on the fit scenes + dev floor plans (written into "
               "`agentgym_credit/envs/alfworld/rooms.py` as ROOMS; `tests/test_alfworld_layouts.py` refits and "
               "compares):", "", *_room_lines(fits[GENERATOR_RULE], skew=True), ""]
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text("\n".join(lines))
-    os.replace(tmp, out)
+    write_atomic(args.out, "\n".join(lines))
     print("\n".join(lines))
     return 0
 

@@ -37,7 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from agentgym_credit.bench.envs.webshop_scripts import SCRIPTS
+from agentgym_credit.bench.envs.webshop_scripts import SCRIPTS, first_result
+from agentgym_credit.bench.stats.report import write_atomic
 from agentgym_credit.envs.webshop import pages as P
 from agentgym_credit.envs.webshop.catalog import GENERATOR_VERSION, generate_catalog
 from agentgym_credit.envs.webshop.env import WebShopEnv
@@ -47,20 +48,13 @@ PAPER = {"rule": (45.6, 9.6), "expert": (82.1, 59.6)}
 """The original paper's (score, success %) of its rule baseline and of human experts."""
 
 
-def _first_product(env: WebShopEnv) -> str | None:
-    for e in env._page.elements:
-        if e.kind == P.PRODUCT:
-            return e.text.lower()
-    return None
-
-
 def rule_policy(env: WebShopEnv, info: dict[str, Any], rng: np.random.Generator) -> str:
     """Search the instruction, open the first result, buy."""
     kind = env._page_kind
     if kind == "search":
         return f"search[{env.goal['instruction_text']}]"
     if kind == "results":
-        first = _first_product(env)
+        first = first_result(env)
         return f"click[{first}]" if first else "click[back to search]"
     return "click[buy now]"
 
@@ -341,10 +335,7 @@ def write_markdown(
     lines += ["Goals:", "", *checks, ""]
     if language:
         lines += _language_lines(language)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("\n".join(lines))
-    os.replace(tmp, path)
+    write_atomic(path, "\n".join(lines))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 from agentgym_credit.bench.envs.webshop_difficulty import _episodes
 from agentgym_credit.bench.envs.webshop_meaning import MEANING_SCRIPTS
 from agentgym_credit.bench.envs.webshop_scripts import SCRIPTS
+from agentgym_credit.bench.stats.report import write_atomic
 from agentgym_credit.envs.webshop.catalog import GENERATOR_VERSION, generate_catalog
 from agentgym_credit.envs.webshop.env import WebShopEnv
 
@@ -143,10 +144,7 @@ def write_markdown(
     lines += ["Per catalogue seed:", "", "| products | seed | policy | score | success % |", "|---|---|---|---|---|"]
     lines += [f"| {r['n']:,} | {r['seed']} | {r['policy']} | {r['score']:.1f} | {r['success']:.1f} |" for r in rows]
     text = "\n".join(lines) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)  # atomic
+    write_atomic(path, text)
     return text
 
 

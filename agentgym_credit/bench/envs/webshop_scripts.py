@@ -116,7 +116,8 @@ def fuzzy_options(env: Any) -> str | None:
     return None
 
 
-def _first_result(env: Any) -> str | None:
+def first_result(env: Any) -> str | None:
+    """The title of the first product on the page (lower case), None when it lists none."""
     for e in env._page.elements:
         if e.kind == P.PRODUCT:
             return e.text.lower()
@@ -152,7 +153,7 @@ def _shop(env: Any, opener: Any, chooser: Any) -> str:
 
 def normalizing_policy(env: Any, info: dict[str, Any], rng: Any) -> str:
     """First result, options by whole-word match after :func:`normalize`, buy."""
-    return _shop(env, _first_result, normalized_options)
+    return _shop(env, first_result, normalized_options)
 
 
 def title_overlap_policy(env: Any, info: dict[str, Any], rng: Any) -> str:
@@ -175,6 +176,7 @@ SCRIPTS: dict[str, Any] = {
 __all__ = [
     "FUZZY_MIN",
     "SCRIPTS",
+    "first_result",
     "fuzzy_option_policy",
     "fuzzy_options",
     "normalize",

@@ -354,10 +354,7 @@ def write_report(cfg: BranchBenchConfig, runs: Sequence[dict[str, Any]], command
         R.markdown_table(head, rows, align="lll" + "r" * (len(head) - 3)),
         "",
     ]
-    paths["md"] = out / f"{cfg.name}.md"
-    tmp = paths["md"].with_suffix(".md.tmp")
-    tmp.write_text("\n".join(md))
-    tmp.replace(paths["md"])
+    paths["md"] = R.write_atomic(out / f"{cfg.name}.md", "\n".join(md))
     paths.update(_plots(cfg, S, out))
     return paths
 

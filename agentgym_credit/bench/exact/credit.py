@@ -286,9 +286,7 @@ def write_report(cfg: CreditBenchConfig, res: BenchResult) -> dict[str, Path]:
                                 align="lll" + "r" * (len(ocols) + len(mcols))), ""]
     md += ["Raw data: " + ", ".join(f"`{paths[k].name}`" for k in ("summary_csv", "runs_csv", "bias_csv",
                                                                   "bias_pairs_csv", "info_csv")), ""]
-    md_path = out / f"{cfg.name}.md"
-    md_path.write_text("\n".join(md))
-    paths["markdown"] = md_path
+    paths["markdown"] = R.write_atomic(out / f"{cfg.name}.md", "\n".join(md))
     return paths
 
 
@@ -364,16 +362,8 @@ def config_from_args(args: argparse.Namespace, argv: Sequence[str]) -> CreditBen
     out = default_out(args.quick) if args.out is None else args.out
     kw: dict[str, Any] = {"out": out, "name": args.name, "progress": not args.no_progress,
                           "command": " ".join(["agentgym-credit bench credit", *argv])}
-    for attr, key in (("seeds", "seeds"), ("trajectories", "trajectories"), ("instances", "instances"), ("depth", "history_depth"),
-                      ("threshold", "threshold")):
-        if getattr(args, attr) is not None:
-            kw[key] = getattr(args, attr)
-    if args.tasks:
-        kw["tasks"] = tuple(args.tasks)
-    if args.policies:
-        kw["policies"] = tuple(args.policies)
-    if args.group_sizes:
-        kw["group_sizes"] = tuple(args.group_sizes)
+    kw |= R.given_options(args, ("seeds", "trajectories", "instances", "depth", "threshold"),
+                          ("tasks", "policies", "group_sizes"), renamed={"depth": "history_depth"})
     return CreditBenchConfig.quick_config(**kw) if args.quick else CreditBenchConfig(**kw)
 
 

@@ -50,7 +50,7 @@ def _pct(x: float) -> str:
     return f"{x:.0%}" if math.isfinite(x) else "–"
 
 
-def _ci(mean: float, half: float, digits: int = 3) -> str:
+def ci_text(mean: float, half: float, digits: int = 3) -> str:
     """``mean ± half``; a mean whose interval is unknown (too few rollout groups) says so."""
     if not math.isfinite(mean):
         return "–"
@@ -205,7 +205,7 @@ def _levels(ev: Evidence, cells: Sequence[Cell], names: Sequence[str]) -> list[s
     for name in names:
         b, h = ev.mean_bias(cells, name)
         cov = _nanmean(ev.bias[(*c, name)]["coverage"] for c in cells if (*c, name) in ev.bias)
-        parts.append(f"{name} {_ci(b, h, 4)} ({_pct(cov)} of rows)")
+        parts.append(f"{name} {ci_text(b, h, 4)} ({_pct(cov)} of rows)")
     return parts
 
 
@@ -262,8 +262,8 @@ def _aliased(ev: Evidence, cfg: CreditBenchConfig) -> list[str]:
             f"term with state_key anchors against obs_key anchors, {tl.text()}; full GiGPO advantage, {full.text()}. "
             f"obs_key anchors pool the with-key and without-key states, so more steps find a group (nonzero share "
             f"{_pct(nz['gigpo[obs]·A^S'])} vs {_pct(nz['gigpo[state]·A^S'])}); bias: obs_key "
-            f"{_ci(*ev.mean_bias(cells, 'gigpo[obs]·A^S'), 4)} vs state_key "
-            f"{_ci(*ev.mean_bias(cells, 'gigpo[state]·A^S'), 4)} reward units (pooled over cells; paired "
+            f"{ci_text(*ev.mean_bias(cells, 'gigpo[obs]·A^S'), 4)} vs state_key "
+            f"{ci_text(*ev.mean_bias(cells, 'gigpo[state]·A^S'), 4)} reward units (pooled over cells; paired "
             f"{_d(ev, cells, 'gigpo[obs]·A^S', 'gigpo[state]·A^S')[2]}); obs_key anchors "
             f"have the lower bias in {bt.wins} cells, the higher in {bt.losses}, tie in {bt.ties} of {bt.total}."]
 
@@ -279,7 +279,7 @@ def _window_policies(ev: Evidence, cfg: CreditBenchConfig) -> list[str]:
     lines = [f"- **History-window policies, bias vs A^π (reward units):** HGPO's A^H (levels over state_key history) "
              f"has a lower bias than GiGPO's A^S (state anchors): the prediction {bt.verdict()} — {bt.wins} wins, "
              f"{bt.losses} losses, {bt.ties} ties of {bt.total} (task, policy, N) cells (paired by rollout group); "
-             f"pooled bias {_ci(*ev.mean_bias(cells, 'hgpo·A^H'), 4)} vs {_ci(*ev.mean_bias(cells, 'gigpo[state]·A^S'), 4)}. "
+             f"pooled bias {ci_text(*ev.mean_bias(cells, 'hgpo·A^H'), 4)} vs {ci_text(*ev.mean_bias(cells, 'gigpo[state]·A^S'), 4)}. "
              "state_key is Markov (it already holds the cue and the carried key), so deeper state contexts can only "
              "help through the behaviour policy's window; the observation-keyed comparison is below."]
     levels = [f"A_{k}" for k in range(cfg.history_depth + 1)]
@@ -295,7 +295,7 @@ def _window_policies(ev: Evidence, cfg: CreditBenchConfig) -> list[str]:
             "(RMS over rows): the most a history-aware baseline could remove. Per-level bias (pooled over window "
             f"policies and N): {', '.join(_levels(ev, tc, levels))} — it {_trend(ev, tc, levels)}. With HGPO's "
             "`loo=True` (the step's own return left out of each level's group mean): "
-            + ", ".join(f"A_{k} {_ci(*ev.mean_bias(tc, n), 4)}" for k, n in enumerate(loo))
+            + ", ".join(f"A_{k} {ci_text(*ev.mean_bias(tc, n), 4)}" for k, n in enumerate(loo))
             + f" — it {_trend(ev, tc, loo)}. Each level is scored on its own rows (those with a level-k group).")
     return lines
 
@@ -313,12 +313,12 @@ def _observation_history(ev: Evidence, cfg: CreditBenchConfig) -> list[str]:
                 f"- **{'/'.join(head)} tasks, obs-keyed: HGPO over observation history vs GiGPO on obs anchors** "
                 f"(every policy, N ∈ {list(cfg.group_sizes)}, K = {cfg.history_depth}; level k groups rows with equal "
                 f"(o_{{t-k}}, ..., o_t)): lower bias — {bt.text()}; "
-                f"pooled bias {_ci(*ev.mean_bias(cells, a), 4)} vs {_ci(*ev.mean_bias(cells, b), 4)}. Higher Pearson r — "
-                f"{pt.text()}; mean r {_ci(*ev.mean_metric(cells, a))} vs {_ci(*ev.mean_metric(cells, b))}. "
+                f"pooled bias {ci_text(*ev.mean_bias(cells, a), 4)} vs {ci_text(*ev.mean_bias(cells, b), 4)}. Higher Pearson r — "
+                f"{pt.text()}; mean r {ci_text(*ev.mean_metric(cells, a))} vs {ci_text(*ev.mean_metric(cells, b))}. "
                 f"Precision-weighted (`hgpo_precision[obs]·A^H`), lower bias: {qt.wins} wins, {qt.losses} losses, "
                 f"{qt.ties} ties. Reference without aliasing: `gigpo[state]·A^S` bias "
-                f"{_ci(*ev.mean_bias(cells, 'gigpo[state]·A^S'), 4)}, Pearson "
-                f"{_ci(*ev.mean_metric(cells, 'gigpo[state]·A^S'))}.")
+                f"{ci_text(*ev.mean_bias(cells, 'gigpo[state]·A^S'), 4)}, Pearson "
+                f"{ci_text(*ev.mean_metric(cells, 'gigpo[state]·A^S'))}.")
     depth = cfg.history_depth
     for t in cfg.tasks:
         if TASKS[t].fully_observed:
@@ -335,8 +335,8 @@ def _observation_history(ev: Evidence, cfg: CreditBenchConfig) -> list[str]:
             + " → ".join(_pct(m) for m in mixed)
             + f". Per-level bias over observation history: {', '.join(_levels(ev, tc, names))} — it "
             f"{_trend(ev, tc, names)}. `{a}` vs `{b}`, lower bias: {bt.wins} wins, {bt.losses} losses, "
-            f"{bt.ties} ties; `gigpo[state]·A^S` bias {_ci(*ev.mean_bias(tc, 'gigpo[state]·A^S'), 4)}, "
-            f"state-history `hgpo·A^H` {_ci(*ev.mean_bias(tc, 'hgpo·A^H'), 4)}.")
+            f"{bt.ties} ties; `gigpo[state]·A^S` bias {ci_text(*ev.mean_bias(tc, 'gigpo[state]·A^S'), 4)}, "
+            f"state-history `hgpo·A^H` {ci_text(*ev.mean_bias(tc, 'hgpo·A^H'), 4)}.")
     return lines
 
 
@@ -345,7 +345,7 @@ def _references(ev: Evidence, cfg: CreditBenchConfig) -> list[str]:
     parts = []
     for t in cfg.tasks:
         c = ev.cells([t])
-        parts.append(f"{t} {_ci(*ev.mean_metric(c, 'td0(true V)'))} / {_ci(*ev.mean_metric(c, 'gae(true V)'))}")
+        parts.append(f"{t} {ci_text(*ev.mean_metric(c, 'td0(true V)'))} / {ci_text(*ev.mean_metric(c, 'gae(true V)'))}")
     if any((*c, "gae(true V)") in ev.summary for c in ev.cells(cfg.tasks)):
         lines.append(
             "- **Perfect critics (references, not bounds on what group estimators can reach):** with the oracle's "
@@ -379,7 +379,7 @@ def _loo_and_norm(ev: Evidence, cfg: CreditBenchConfig) -> list[str]:
         bt, pt = bias_tally(ev, cells, a, b), tally(ev, cells, a, b)
         lines.append(
             f"- **Leave own return out (`loo=True`), {what} (state_key), bias vs A^π:** pooled over all "
-            f"{len(cells)} cells {_ci(*ev.mean_bias(cells, a), 4)} with loo vs {_ci(*ev.mean_bias(cells, b), 4)} "
+            f"{len(cells)} cells {ci_text(*ev.mean_bias(cells, a), 4)} with loo vs {ci_text(*ev.mean_bias(cells, b), 4)} "
             f"without (bias² difference {d:+.5f} ± {h:.5f}, paired); lower bias per cell — {bt.text()}. "
             f"Pearson r, loo against without — {pt.text()}.")
     levels = [f"A_{k}" for k in range(cfg.history_depth + 1)]
@@ -387,7 +387,7 @@ def _loo_and_norm(ev: Evidence, cfg: CreditBenchConfig) -> list[str]:
     for lv in levels:
         d, h = ev.bias2_diff(cells, f"{lv} loo", lv)
         if math.isfinite(d):
-            per.append(f"{lv} {_ci(*ev.mean_bias(cells, lv), 4)} → {_ci(*ev.mean_bias(cells, f'{lv} loo'), 4)} "
+            per.append(f"{lv} {ci_text(*ev.mean_bias(cells, lv), 4)} → {ci_text(*ev.mean_bias(cells, f'{lv} loo'), 4)} "
                        f"(bias² difference {d:+.5f} ± {h:.5f})")
     if per:
         lines.append("  - Per HGPO level, bias without → with loo (pooled over every cell, each level on its own "
@@ -398,7 +398,7 @@ def _loo_and_norm(ev: Evidence, cfg: CreditBenchConfig) -> list[str]:
         pt = tally(ev, cells, a, b)
         if pt.total:
             lines.append(f"- **step_norm \"mean\" vs \"mean_std\", {what}, Pearson r vs A^π:** mean "
-                         f"{_ci(*ev.mean_metric(cells, a))} vs {_ci(*ev.mean_metric(cells, b))}; no std division "
+                         f"{ci_text(*ev.mean_metric(cells, a))} vs {ci_text(*ev.mean_metric(cells, b))}; no std division "
                          f"against std — {pt.text()}.")
     return lines
 
@@ -411,8 +411,8 @@ def _graph(ev: Evidence, cfg: CreditBenchConfig) -> list[str]:
         pt = tally(ev, cells, name, "gigpo[state]")
         if pt.total:
             lines.append(f"- **{name}** (registered estimator, default options), Pearson r vs A^π "
-                         f"{_ci(*ev.mean_metric(cells, name))} vs GiGPO (state anchors, full) "
-                         f"{_ci(*ev.mean_metric(cells, 'gigpo[state]'))}; against GiGPO — {pt.text()}.")
+                         f"{ci_text(*ev.mean_metric(cells, name))} vs GiGPO (state anchors, full) "
+                         f"{ci_text(*ev.mean_metric(cells, 'gigpo[state]'))}; against GiGPO — {pt.text()}.")
     return lines
 
 
@@ -534,5 +534,5 @@ def findings(cfg: CreditBenchConfig, res: BenchResult, calib: dict[str, float] |
     return lines
 
 
-__all__ = ["Evidence", "Tally", "mean_of_cells", "paired_cell", "tally", "bias_tally", "calibration_lines", "PREDICTIONS", "prediction_lines",
+__all__ = ["Evidence", "Tally", "ci_text", "mean_of_cells", "paired_cell", "tally", "bias_tally", "calibration_lines", "PREDICTIONS", "prediction_lines",
            "findings"]

@@ -312,12 +312,8 @@ class CreditBenchConfig:
         return cls(**base)
 
     def validate(self) -> None:
-        for t in self.tasks:
-            if t not in TASKS:
-                raise ValueError(f"unknown task {t!r}; choose from {sorted(TASKS)}")
-        for p in self.policies:
-            if p not in POLICIES:
-                raise ValueError(f"unknown policy {p!r}; choose from {sorted(POLICIES)}")
+        R.check_known("task", self.tasks, sorted(TASKS))
+        R.check_known("policy", self.policies, sorted(POLICIES))
         if not self.group_sizes or min(self.group_sizes) < 2:
             raise ValueError(f"group sizes must be >= 2, got {self.group_sizes}")
         if self.trajectories < max(self.group_sizes):

@@ -28,17 +28,17 @@ import platform
 import shlex
 import sys
 import time
-from collections import defaultdict
 from collections.abc import Callable
+from itertools import product
 from pathlib import Path
 
 import numpy as np
 
 from agentgym_credit.bench.exact import heldout
-from agentgym_credit.bench.exact.credit_run import POLICIES, GroundTruth, collect_run, true_advantages
-from agentgym_credit.bench.exact.credit_signals import obs_keyed
+from agentgym_credit.bench.exact.credit_run import POLICIES
 from agentgym_credit.bench.exact.heldout import FAMILIES, GRADED
 from agentgym_credit.bench.stats import metrics as M
+from agentgym_credit.bench.stats.report import write_atomic
 from agentgym_credit.credit import advantages
 from agentgym_credit.credit.graph import graph as graph_estimator
 
@@ -81,23 +81,10 @@ COMPARISONS = (("graph", "gigpo[state]"), ("graph", "graphgpo"), ("graph", "gagp
 
 
 def run(tasks, policies, group_sizes, seeds, trajectories, instances, gamma=0.95, depth=3):
-    """Per-run metrics: ``{(task, policy, N, signal): {"pearson": [...], "sign_acc": [...]}}`` over seeds."""
-    out: dict = defaultdict(lambda: defaultdict(list))
-    for task in tasks:
-        gt = GroundTruth(ALL_TASKS[task], gamma)
-        for pol in policies:
-            spec = POLICIES[pol]
-            for n in group_sizes:
-                for seed in range(seeds):
-                    batch = collect_run(gt, spec, n, trajectories // n, seed, depth, instances)
-                    steps = batch.steps
-                    obs = obs_keyed(steps)
-                    truth = true_advantages(batch, gt, spec)
-                    for name, fn in SIGNALS.items():
-                        m = M.accuracy_metrics(np.asarray(fn(steps, obs, gamma), dtype=np.float64), truth.adv)
-                        for k in ("pearson", "sign_acc"):
-                            out[task, pol, n, name][k].append(m[k])
-    return out
+    """Per-run metrics: ``{(task, policy, N, signal): {"pearson": [...], "sign_acc": [...]}}`` over seeds, every
+    signal of :data:`SIGNALS` scored on the held-out benchmark's runs (:func:`.heldout.run_cells`: the same
+    batches, seed by seed; its reference signals and extra keys are not reported here)."""
+    return heldout.run_cells(tasks, SIGNALS, policies, group_sizes, seeds, trajectories, instances, gamma, depth)
 
 
 def _cell(values) -> str:
@@ -121,20 +108,12 @@ def report(res, tasks, policies, group_sizes, header: list[str]) -> str:
     lines += ["## Paired comparisons (Pearson r; per cell over seeds; Holm over the cells of each row)", "",
               "| a vs b | mean margin | wins | losses | ties | cells at N=4 with margin ≥ 0.2 and a win |",
               "| --- | ---: | ---: | ---: | ---: | ---: |"]
-    for a, b in COMPARISONS:
-        diffs, ps, n4 = [], [], []
-        for task in tasks:
-            for pol in policies:
-                for n in group_sizes:
-                    d, h, k = M.paired_diff_ci(np.asarray(res[task, pol, n, a]["pearson"]),
-                                               np.asarray(res[task, pol, n, b]["pearson"]))
-                    diffs.append(d)
-                    ps.append(M.p_from_interval(d, h, k - 1) if k > 1 and np.isfinite(h) else float("nan"))
-                    n4.append(n == 4)
-        v = M.holm_verdicts(diffs, ps)
-        big = sum(1 for d, x, four in zip(diffs, v, n4) if four and x == "win" and d >= 0.2)
-        lines.append(f"| {a} vs {b} | {np.nanmean(diffs):+.3f} | {v.count('win')} | {v.count('loss')} | "
-                     f"{v.count('tie')} | {big} of {sum(n4)} |")
+    cells = list(product(tasks, policies, group_sizes))
+    for a, b in COMPARISONS:  # per cell over seeds, Holm over the cells (the held-out benchmark's comparison)
+        c = heldout.compare(res, cells, a, b)
+        big = sum(1 for (*_, n), d, x in zip(cells, c["diffs"], c["verdicts"]) if n == 4 and x == "win" and d >= 0.2)
+        lines.append(f"| {a} vs {b} | {c['mean']:+.3f} | {c['wins']} | {c['losses']} | {c['ties']} | {big} of "
+                     f"{sum(n == 4 for *_, n in cells)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -171,9 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.from_md:
         old = Path(a.from_md).read_text().split("\n## Findings")[0].rstrip()
         text = old + "\n\n" + (Path(a.findings).read_text().rstrip() + "\n" if a.findings else "")
-        tmp = Path(a.out).with_name(Path(a.out).name + ".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, a.out)
+        write_atomic(a.out, text)
         return 0
     cmd = "python -m agentgym_credit.bench.exact.graph_credit --split signals " + " ".join(shlex.quote(x) for x in argv)
     load0 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -203,11 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     text = report(res, a.tasks, a.policies, a.group_sizes, header)
     if a.findings:
         text = text.rstrip() + "\n\n" + Path(a.findings).read_text().rstrip() + "\n"
-    out = Path(a.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, out)
+    write_atomic(a.out, text)
     print(text)
     return 0
 

@@ -297,14 +297,9 @@ class GroupingBenchConfig:
     quick: bool = False
 
     def validate(self) -> None:
-        for t in self.tasks:
-            if t not in TASKS:
-                raise ValueError(f"unknown task {t!r}; choose from {sorted(TASKS)}")
-        if self.policy not in POLICIES:
-            raise ValueError(f"unknown policy {self.policy!r}; choose from {sorted(POLICIES)}")
-        for a in self.anchors:
-            if a not in ANCHORS:
-                raise ValueError(f"unknown anchor {a!r}; choose from {list(ANCHORS)}")
+        R.check_known("task", self.tasks, sorted(TASKS))
+        R.check_known("policy", [self.policy], sorted(POLICIES))
+        R.check_known("anchor", self.anchors, list(ANCHORS))
         if not self.group_sizes or min(self.group_sizes) < 2 or self.trajectories < max(self.group_sizes):
             raise ValueError(f"group sizes must be >= 2 and <= trajectories, got {self.group_sizes}")
         if self.seeds < 1 or self.instances < 1:
@@ -479,11 +474,7 @@ def write_report(cfg: GroupingBenchConfig, res: GroupingResult, load: str = "unk
         for p in cfg.perturb:
             md += [f"## {t}{', perturbed text' if p else ''}", "", _table(cfg, S, t, p), ""]
     md += ["Raw data: " + ", ".join(f"`{paths[k].name}`" for k in ("summary_csv", "runs_csv")), ""]
-    md_path = out / f"{cfg.name}.md"
-    tmp = md_path.with_suffix(".md.tmp")
-    tmp.write_text("\n".join(md))
-    tmp.replace(md_path)
-    paths["markdown"] = md_path
+    paths["markdown"] = R.write_atomic(out / f"{cfg.name}.md", "\n".join(md))
     return paths
 
 
@@ -514,12 +505,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           "out": args.out if args.out is not None else default_out(args.quick)}
     if args.quick:
         kw.update(group_sizes=(2, 8), seeds=2, trajectories=32, instances=2)
-    for attr in ("seeds", "trajectories", "policy"):
-        if getattr(args, attr) is not None:
-            kw[attr] = getattr(args, attr)
-    for attr in ("tasks", "anchors", "group_sizes"):
-        if getattr(args, attr):
-            kw[attr] = tuple(getattr(args, attr))
+    kw |= R.given_options(args, ("seeds", "trajectories", "policy"), ("tasks", "anchors", "group_sizes"))
     cfg = GroupingBenchConfig(**kw)
     try:
         cfg.validate()

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgym_credit.bench.exact.credit_findings import Tally
+from agentgym_credit.bench.exact.credit_findings import Tally, ci_text
 from agentgym_credit.bench.stats import metrics as M
 
 COMPARISON_PREDICTIONS = (
@@ -30,12 +30,6 @@ COMPARISON_PREDICTIONS = (
     "obs_key and the similarity anchors have a higher pooled bias than state_key (paired difference of bias² "
     "excluding 0), from the states they mix on aliased and household.",
 )
-
-
-def _fmt(x: float, h: float, digits: int = 4) -> str:
-    if not math.isfinite(x):
-        return "–"
-    return f"{x:.{digits}f} ± {h:.{digits}f}" if math.isfinite(h) else f"{x:.{digits}f} (no interval)"
 
 
 def comparisons(cfg: Any, res: Any, reference: str = "state_key") -> list[str]:
@@ -54,7 +48,7 @@ def comparisons(cfg: Any, res: Any, reference: str = "state_key") -> list[str]:
     body.append("")
     ref_parts = [res.parts.get((*c, reference)) for c in cells]
     if any(p is not None for p in ref_parts):
-        body.append(f"- `{reference}`: pooled bias {_fmt(*M.pooled_bias(ref_parts))}.")
+        body.append(f"- `{reference}`: pooled bias {ci_text(*M.pooled_bias(ref_parts), 4)}.")
     for anchor in cfg.anchors:
         if anchor == reference:
             continue
@@ -74,7 +68,7 @@ def comparisons(cfg: Any, res: Any, reference: str = "state_key") -> list[str]:
         d2, h2 = M.pooled_bias_squared_difference([pa[i] for i in keep], [ref_parts[i] for i in keep])
         tallies[anchor], bias_diffs[anchor] = tl, (d2, h2)
         body.append(f"- `{anchor}`: Pearson r against `{reference}` — {tl.text()}; pooled bias "
-                    f"{_fmt(*M.pooled_bias(pa))}, bias² difference {_fmt(d2, h2, 5)}.")
+                    f"{ci_text(*M.pooled_bias(pa), 4)}, bias² difference {ci_text(d2, h2, 5)}.")
     lines = ["Predictions for this section, written before the run that first reported it, and what this run says:",
              ""]
     checks = (_check_oracle(tallies), _check_mixing_bias(bias_diffs))

@@ -58,7 +58,13 @@ from agentgym_credit.bench.exact.graph_tuning import (
     obs_guard,
 )
 from agentgym_credit.bench.stats import metrics as M
-from agentgym_credit.bench.stats.report import machine_lines, markdown_table, progress, write_csv
+from agentgym_credit.bench.stats.report import (
+    machine_lines,
+    markdown_table,
+    progress,
+    write_atomic,
+    write_csv,
+)
 from agentgym_credit.credit import advantages
 
 GRADED = TaskSpec("graded", "credit/GradedGrid-v0", "slip 0.2, goal 1.0 / side exit 0.4 / coin 0.3, step cost",
@@ -494,10 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.from_md:
         old = Path(a.from_md).read_text().split("\n## Findings")[0].rstrip()
         found = Path(a.findings).read_text().rstrip() + "\n" if a.findings else ""
-        target = Path(a.out or a.from_md)
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(old + "\n\n" + found)
-        os.replace(tmp, target)
+        write_atomic(a.out or a.from_md, old + "\n\n" + found)
         return 0
     split = HELD_OUT if a.split == "heldout" else TUNING
     a.families = a.families or list(split)
@@ -541,9 +544,7 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     if not a.from_csv:
         save_rows(res, csv_path)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, out)
+    write_atomic(out, text)
     print(text)
     return 0
 

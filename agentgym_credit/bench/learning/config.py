@@ -18,6 +18,7 @@ import numpy as np
 import agentgym_credit  # noqa: F401  (registers the credit/* envs)
 from agentgym_credit.bench.exact.credit_run import TASKS, TaskSpec
 from agentgym_credit.bench.learning.train_tabular import SCALES
+from agentgym_credit.bench.stats.report import check_known
 from agentgym_credit.credit import ESTIMATORS as REGISTERED
 from agentgym_credit.credit import estimator_options
 from agentgym_credit.wrappers.collector import GroupedRolloutCollector
@@ -151,12 +152,8 @@ class TrainBenchConfig:
         return cls(**base)
 
     def validate(self) -> None:
-        for t in self.tasks:
-            if t not in TRAIN_TASKS:
-                raise ValueError(f"unknown task {t!r}; choose from {sorted(TRAIN_TASKS)}")
-        for e in self.estimators:
-            if e not in ESTIMATORS:
-                raise ValueError(f"unknown estimator {e!r}; choose from {list(ESTIMATORS)}")
+        check_known("task", self.tasks, sorted(TRAIN_TASKS))
+        check_known("estimator", self.estimators, list(ESTIMATORS))
         if self.policy not in ("tabular", "bow"):
             raise ValueError(f"policy must be 'tabular' or 'bow', got {self.policy!r}")
         if self.policy == "tabular" and any(e in BRANCH_ARMS for e in self.estimators):

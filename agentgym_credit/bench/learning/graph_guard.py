@@ -17,13 +17,12 @@ import os
 import shlex
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
 from agentgym_credit.bench.learning import config as C
 from agentgym_credit.bench.learning import train as T
-from agentgym_credit.bench.stats.report import machine_lines, markdown_table
+from agentgym_credit.bench.stats.report import machine_lines, markdown_table, write_atomic
 
 ISSUE29 = {"key": "obs_key", "loops": "events", "alias": "fallback", "shrink": 0.5, "terminal": 1.0, "tail": "none",
            "tail_k": 3.0}
@@ -85,11 +84,7 @@ def main(argv: list[str] | None = None) -> int:
                              f"within {a.margin} of the defaults on both"], rows), "",
              "Admitted levels (the issue-29 level of each option is admitted by definition): " + "; ".join(
                  f"{opt}: " + ", ".join(n for n, ok in items if ok) for opt, items in admitted.items()) + "."]
-    out = Path(a.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text("\n".join(lines) + "\n")
-    os.replace(tmp, out)
+    write_atomic(a.out, "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 

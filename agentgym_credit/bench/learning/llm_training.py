@@ -34,7 +34,14 @@ from typing import Any
 
 import numpy as np
 
-from agentgym_credit.bench.stats.report import fmt_num, machine_lines, markdown_table, progress, write_csv
+from agentgym_credit.bench.stats.report import (
+    fmt_num,
+    machine_lines,
+    markdown_table,
+    progress,
+    write_atomic,
+    write_csv,
+)
 from agentgym_credit.plotting import try_plot_panels
 
 BASE: dict[str, Any] = {
@@ -175,7 +182,7 @@ starting weights. Seeds with a positive gain: {gained}.
 
 {comparison_text(results)}
 """
-    out.write_text(text)
+    write_atomic(out, text)
 
 
 MIN_SEEDS_FOR_CONCLUSIONS = 5
@@ -273,9 +280,7 @@ warm-up steps first. Peak GPU memory {fmt_num(peak, 2)} GiB.
 
 {table}
 """
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
+    out = write_atomic(args.out, text)
     print(table)
     print(f"wrote {out}")
     return 0

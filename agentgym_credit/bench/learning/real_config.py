@@ -14,6 +14,7 @@ import numpy as np
 
 from agentgym_credit.bench.learning.matched_step import REFERENCES, STEPS, is_reference
 from agentgym_credit.bench.learning.train_tabular import SCALES
+from agentgym_credit.bench.stats.report import check_known
 from agentgym_credit.truth.experts import ALFWorldExpertFactory, WebShopExpertFactory
 from agentgym_credit.truth.text_policy import DEFAULT_PARTS
 
@@ -68,9 +69,7 @@ POLICIES = ("text", "neural")
 def check_names(envs: tuple[str, ...], arms: tuple[str, ...], dilute: bool = True) -> None:
     """``ValueError`` naming the first env not in :data:`REAL_ENVS` or arm not in :data:`ARMS`,
     :data:`REFERENCES` or (``dilute``) ``grpo-dilute[q]``."""
-    for e in envs:
-        if e not in REAL_ENVS:
-            raise ValueError(f"unknown env {e!r}; choose from {sorted(REAL_ENVS)}")
+    check_known("env", envs, sorted(REAL_ENVS))
     for a in arms:
         if a not in ARMS and a not in REFERENCES and not (dilute and is_reference(a)):
             raise ValueError(f"unknown arm {a!r}; choose from {[*ARMS, *REFERENCES, 'grpo-dilute[q]']}")

@@ -21,7 +21,6 @@ import argparse
 import hashlib
 import json
 import math
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -59,8 +58,7 @@ class RescoreConfig:
         return list(range(lo, hi))
 
     def validate(self) -> None:
-        if self.env not in REAL_ENVS:
-            raise ValueError(f"unknown env {self.env!r}; choose from {sorted(REAL_ENVS)}")
+        R.check_known("env", [self.env], sorted(REAL_ENVS))
         if self.phase not in PHASES:
             raise ValueError(f"phase must be one of {PHASES}, got {self.phase!r}")
         if self.rollouts < 1 or self.jobs < 1:
@@ -126,10 +124,7 @@ def _score(job: tuple[str, int, str, bool, dict[str, Any]]) -> dict[str, Any]:
     row = {"env": c["env"], "arm": "start" if is_start else arm, "seed": -1 if is_start else seed,
            "point": "start" if is_start else "final", "success": success, "episodes": len(tasks) * c["rollouts"],
            "cpu_seconds": time.process_time() - t0}
-    keep.parent.mkdir(parents=True, exist_ok=True)
-    tmp = keep.with_name(f".{keep.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(row))
-    os.replace(tmp, keep)
+    R.write_atomic(keep, json.dumps(row))
     return row
 
 

@@ -221,13 +221,8 @@ def config_from_args(argv: Sequence[str]) -> tuple[TrainBenchConfig, argparse.Na
     out = args.out if args.out is not None else Path("agc-bench" if args.quick else "benchmarks/learning")
     kw: dict[str, Any] = {"out": out, "name": args.name, "progress": not args.no_progress,
                           "command": "agentgym-credit bench train " + " ".join(argv)}
-    for k in ("seeds", "seed_base", "sweep_seeds", "budget_steps", "target", "groups", "group_size", "adv_scale",
-              "policy", "predictions", "checked"):
-        if getattr(args, k) is not None:
-            kw[k] = getattr(args, k)
-    for k in ("tasks", "estimators", "lrs", "primary"):
-        if getattr(args, k):
-            kw[k] = tuple(getattr(args, k))
+    kw |= R.given_options(args, ("seeds", "seed_base", "sweep_seeds", "budget_steps", "target", "groups", "group_size",
+                                 "adv_scale", "policy", "predictions", "checked"), ("tasks", "estimators", "lrs", "primary"))
     cfg = TrainBenchConfig.quick_config(**kw) if args.quick else TrainBenchConfig(**kw)
     return cfg, args
 

@@ -252,10 +252,7 @@ def _run(job: tuple[str, str, int, float, dict[str, Any], bool]) -> list[dict[st
         except ValueError:
             pass  # a damaged file: run again
     rows = train_one_real(env, arm, seed, lr, cfg, save)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(rows))
-    os.replace(tmp, path)
+    R.write_atomic(path, json.dumps(rows))
     return rows
 
 
@@ -441,14 +438,11 @@ def config_from_args(argv: Sequence[str]) -> tuple[RealTrainConfig, argparse.Nam
     if args.quick:
         kw.update(seeds=2, sweep_seeds=0, lrs=(0.3,), budget_steps=2_000, groups=4, group_size=4, train_tasks=8,
                   checkpoints=2, eval_rollouts=1, eval_limit=20, out=Path("agc-bench"))
-    for k in ("policy", "step", "min_updates", "phase", "seeds", "seed_base", "sweep_seeds", "budget_steps", "groups", "group_size", "train_tasks",
-              "eval_rollouts", "checkpoints", "expert_bonus", "jobs", "ray", "predictions", "out", "name",
-              "target_measure", "train_eval_rollouts", "eval_limit", "primary_measure", "pick_measure", "reward"):
-        if getattr(args, k) is not None:
-            kw[k] = getattr(args, k)
-    for k in ("envs", "arms", "lrs", "parts", "primary"):
-        if getattr(args, k):
-            kw[k] = tuple(getattr(args, k))
+    kw |= R.given_options(args, ("policy", "step", "min_updates", "phase", "seeds", "seed_base", "sweep_seeds",
+                                 "budget_steps", "groups", "group_size", "train_tasks", "eval_rollouts", "checkpoints",
+                                 "expert_bonus", "jobs", "ray", "predictions", "out", "name", "target_measure",
+                                 "train_eval_rollouts", "eval_limit", "primary_measure", "pick_measure", "reward"),
+                          ("envs", "arms", "lrs", "parts", "primary"))
     kw["target"] = _pairs(args.target, "--target")
     return RealTrainConfig(**kw), args
 

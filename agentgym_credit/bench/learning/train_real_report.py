@@ -264,7 +264,7 @@ def write_report(cfg: RealTrainConfig, res: RealResult) -> list[Path]:
     paths = [R.write_csv(base.with_suffix(".csv"), res.rows)]
     if res.sweep:
         paths.append(R.write_csv(cfg.out / f"{cfg.name}_sweep.csv", res.sweep))
-    (cfg.out / f"{cfg.name}_meta.json").write_text(json.dumps(
+    R.write_atomic(cfg.out / f"{cfg.name}_meta.json", json.dumps(
         {"picked": res.picked, "seconds": res.seconds, "load": list(res.load)}, indent=1) + "\n")
     png = curves_plot(cfg, res, base.with_suffix(".png"))
     summary = run_summary(cfg, res.rows)

@@ -373,8 +373,7 @@ def write_report(cfg: TrainBenchConfig, res: TrainResult) -> dict[str, Path]:
     md += [f"Raw data: `{paths['csv'].name}` (every iteration of the fresh-seed runs)"
            + (f", `{cfg.name}_sweep.csv`" if res.sweep else "") + (f", `{cfg.name}_credit.csv`" if res.fixed else "")
            + ".", ""]
-    paths["markdown"] = out / f"{cfg.name}.md"
-    paths["markdown"].write_text("\n".join(md))
+    paths["markdown"] = R.write_atomic(out / f"{cfg.name}.md", "\n".join(md))
     if png is not None:
         paths["png"] = png
     return paths

@@ -70,9 +70,7 @@ class DirectionConfig:
 
     def validate(self) -> None:
         check_names(self.envs, self.arms, dilute=False)
-        for r in self.rewards:
-            if r not in REWARDS:
-                raise ValueError(f"unknown reward {r!r}; choose from {REWARDS}")
+        R.check_known("reward", self.rewards, REWARDS)
         for k in ("batches", "groups", "train_tasks"):
             if getattr(self, k) < 1:
                 raise ValueError(f"{k} must be >= 1")

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentgym_credit.bench.stats.report import check_known
 from agentgym_credit.truth.experts import ALFWorldExpertFactory, WebShopExpertFactory
 from agentgym_credit.truth.policies import EpsilonExpert, ScorerSoftmax, SnapshotPolicy
 
@@ -92,12 +93,8 @@ class RealConfig:
         return cls(**base)
 
     def validate(self) -> None:
-        for e in self.envs:
-            if e not in ENVS:
-                raise ValueError(f"unknown env {e!r}; choose from {sorted(ENVS)}")
-        for p in self.policies:
-            if p not in POLICIES:
-                raise ValueError(f"unknown policy {p!r}; choose from {sorted(POLICIES)}")
+        check_known("env", self.envs, sorted(ENVS))
+        check_known("policy", self.policies, sorted(POLICIES))
         if not self.sizes or min(self.sizes) < 2:
             raise ValueError(f"sizes must be >= 2, got {self.sizes}")
 

@@ -11,21 +11,14 @@ recomputation prints exactly what the report holds.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agentgym_credit.bench.montecarlo import confirm_stats as S
-from agentgym_credit.bench.montecarlo.paired import robust_md
+from agentgym_credit.bench.montecarlo.paired import p_text, robust_md
 from agentgym_credit.bench.stats import report as R
-
-
-def _p(p: float) -> str:
-    if not math.isfinite(p):
-        return "–"
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.0e}"
 
 
 def _verdict(r: dict[str, Any]) -> str:
@@ -47,7 +40,7 @@ def primary_table(fam: list[dict[str, Any]], plan: dict[tuple[str, str, str], di
     body = []
     for r in fam:
         row = [r["env"], f"{r['a']} − {r['b']}", f"{r['diff']:+.3f} [{r['diff_lo']:+.3f}, {r['diff_hi']:+.3f}]",
-               f"{r['se']:.3f}", str(r["groups"]), _p(r["p"]), _p(r["p_normal"]), f"{r['holm_threshold']:.4f}",
+               f"{r['se']:.3f}", str(r["groups"]), p_text(r["p"]), p_text(r["p_normal"]), f"{r['holm_threshold']:.4f}",
                _verdict(r)]
         if plan is not None:
             pl = plan.get((r["env"], r["a"], r["b"]))

@@ -37,6 +37,7 @@ import numpy as np
 from agentgym_credit.bench.montecarlo import confirm_stats as S
 from agentgym_credit.bench.montecarlo.config import DEV_GAMES, ENVS
 from agentgym_credit.bench.montecarlo.credit_real import estimator_table, pick_rows
+from agentgym_credit.bench.stats.report import check_known
 from agentgym_credit.credit import advantages, step_returns
 from agentgym_credit.credit.steps import StepArrays
 from agentgym_credit.truth.crn import CRNConfig, estimate_crn
@@ -122,8 +123,7 @@ class ConfirmConfig:
     progress: bool = True
 
     def validate(self) -> None:
-        if self.stage not in STAGES:
-            raise ValueError(f"unknown stage {self.stage!r}; choose from {sorted(STAGES)}")
+        check_known("stage", [self.stage], sorted(STAGES))
         for e in self.envs:
             if e not in STAGES[self.stage].tasks:
                 raise ValueError(f"env {e!r} is not in stage {self.stage!r}; choose from {sorted(STAGES[self.stage].tasks)}")

@@ -336,12 +336,7 @@ def config_from_args(argv: Sequence[str] | None = None) -> tuple[RealConfig, arg
     args = build_parser().parse_args(argv)
     kw: dict[str, Any] = {"command": ("agentgym-credit bench credit_real " + " ".join(argv)).strip(),
                           "progress": not args.no_progress}
-    for a, k in (("envs", "envs"), ("policies", "policies")):
-        if getattr(args, a):
-            kw[k] = tuple(getattr(args, a))
-    for a in ("k", "k_rest", "backend", "workers"):
-        if getattr(args, a) is not None:
-            kw[a] = getattr(args, a)
+    kw |= R.given_options(args, ("k", "k_rest", "backend", "workers"), ("envs", "policies"))
     cfg = RealConfig.quick_config(**kw) if args.quick else RealConfig(**kw)
     if args.scale != 1.0:
         cfg.groups = {e: max(1, round(v * args.scale)) for e, v in cfg.groups.items()}

@@ -195,7 +195,8 @@ def _v(p: dict[str, Any], key: str) -> str:
     return {"a": p["a"], "b": p["b"]}.get(p.get(key, "tie"), "tie")
 
 
-def _pv(p: float) -> str:
+def p_text(p: float) -> str:
+    """A p-value for a table: 4 decimals, scientific below 1e-4, "–" when unknown."""
     if not math.isfinite(p):
         return "–"
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.0e}"
@@ -209,8 +210,8 @@ def robust_md(pairs: list[dict[str, Any]], label: Any = None) -> str:
         return "No comparison carries the robustness checks."
     lab = label or (lambda p: " / ".join(str(p[k]) for k in ("env", "policy", "N") if k in p))
     body = [[lab(p), f"{p['a']} − {p['b']}", f"{p['diff']:+.3f}", f"{p['se']:.3f} / {p['se_jk']:.3f}",
-             f"{_pv(p['p'])} / {_pv(p['p_jk'])}", f"{_v(p, 'holm')} / {_v(p, 'holm_jk')}",
-             f"{p['drop_max']:+.3f}", f"{p['diff_drop']:+.3f} (p {_pv(p['p_drop'])})", _v(p, "holm_drop"),
+             f"{p_text(p['p'])} / {p_text(p['p_jk'])}", f"{_v(p, 'holm')} / {_v(p, 'holm_jk')}",
+             f"{p['drop_max']:+.3f}", f"{p['diff_drop']:+.3f} (p {p_text(p['p_drop'])})", _v(p, "holm_drop"),
              f"{p['spearman_diff']:+.3f} [{p['spearman_lo']:+.3f}, {p['spearman_hi']:+.3f}]", _v(p, "holm_spearman"),
              "yes" if p.get("robust") else "no"] for p in rows]
     table = R.markdown_table(["cell", "comparison", "Pearson r(a) − r(b)", "SE bootstrap / jackknife",
@@ -226,5 +227,5 @@ def robust_md(pairs: list[dict[str, Any]], label: Any = None) -> str:
             "bootstrap on ranks taken once over all rows.")
 
 
-__all__ = ["PAIRS", "paired_difference", "holm_family", "loo_pearson", "jackknife", "robustness", "LENSES",
+__all__ = ["p_text", "PAIRS", "paired_difference", "holm_family", "loo_pearson", "jackknife", "robustness", "LENSES",
            "holm_robust", "robust_md"]

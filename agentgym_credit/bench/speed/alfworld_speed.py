@@ -25,20 +25,14 @@ import statistics
 import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
+from agentgym_credit.bench.stats.report import progress, write_atomic
 from agentgym_credit.envs.alfworld import fast as fast_mod
 from agentgym_credit.envs.alfworld.engine import make_engine, upgrade_game
 from agentgym_credit.envs.alfworld.expert import oracle_action, task_spec
 from agentgym_credit.envs.alfworld.games import dev_data_dir
 from agentgym_credit.envs.alfworld.generator import TASK_TYPES, generate_game
-
-try:  # optional progress bar
-    from tqdm import tqdm
-except ImportError:  # pragma: no cover
-    def tqdm(x, **_):
-        return x
 
 JUNK = ("jump", "take everything", "go to the moon", "open")
 
@@ -155,7 +149,7 @@ def _snapshot_rows(dev_games: int, gen_games: int, steps: int) -> list[str]:
         envs.append(("real (dev)", ALFWorldEnv(source="dev", expert=True, max_steps=200), dev_games))
     envs.append(("generated", ALFWorldEnv(expert=True, max_steps=200), gen_games))
     rows = []
-    for name, env, n in tqdm(envs, desc="snapshots"):
+    for name, env, n in progress(envs, desc="snapshots"):
         ts = _snapshot_costs(env, n, steps)
         step, get, set_, replay = (1000 * statistics.median(ts[k]) for k in ("step", "get", "set", "replay"))
         rows.append(f"| {name} | {n} | {len(ts['get'])} | {step:.2f} | {get:.3f} | {set_:.3f} "
@@ -197,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             agg_s: dict[str, list[float]] = {"load": [], "reset": [], "step": []}
             agg_f: dict[str, list[float]] = {"load": [], "reset": [], "step": [], "load_disk": []}
             n_steps, n_same = 0, 0
-            for gid, tt, data in tqdm(games, desc=name):
+            for gid, tt, data in progress(games, desc=name):
                 os.environ["AGENTGYM_CREDIT_SAS_CACHE"] = "0"
                 cmds = _commands(data, tt, args.random_steps, seed=len(gid))
                 ts, tr_s = _run(False, data, cmds, args.resets)
@@ -264,9 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         *snap_rows,
         "",
     ]
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines))
+    write_atomic(args.out, "\n".join(lines))
     print("\n".join(lines))
     return 1 if mismatches else 0
 

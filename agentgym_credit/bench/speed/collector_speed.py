@@ -247,7 +247,7 @@ def scaling_rows(backend: str, groups: int, group_size: int, steps: int, delay: 
 
 def main(argv: list[str] | None = None) -> Path:
     """Run the benchmark and write the markdown report; return its path."""
-    from agentgym_credit.bench.stats.report import machine_lines, markdown_table
+    from agentgym_credit.bench.stats.report import machine_lines, markdown_table, write_atomic
 
     p = argparse.ArgumentParser(prog="python -m agentgym_credit.bench.speed.collector_speed", description=__doc__.split("\n")[0])
     p.add_argument("--out", default="benchmarks/speed/collector_speed.md")
@@ -333,9 +333,7 @@ def main(argv: list[str] | None = None) -> Path:
         "",
         *notes,
     ])
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text.rstrip() + "\n")
+    out = write_atomic(args.out, text.rstrip() + "\n")
     print(text)
     return out
 

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from agentgym_credit.bench.stats.report import progress, write_atomic
 from agentgym_credit.credit import ESTIMATORS, StepArrays, group_stats
 from agentgym_credit.credit.grouping import mix64
 from agentgym_credit.keys import MISSING
@@ -174,12 +175,6 @@ def main(argv: list[str] | None = None) -> int:
     pinned = _pin_one_core() if args.pin else "not pinned (single-threaded)"
     load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
     refs = _load_references(Path(args.root))
-    try:
-        from tqdm import tqdm
-    except ImportError:  # progress bar is optional
-        def tqdm(it, **_):
-            return it
-
     build, structure = [], []
     vec_times: dict[tuple[str, int], tuple[float, float]] = {}
     ref_times: dict[tuple[str, int], tuple[float, float]] = {}
@@ -192,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
             batches[n] = synthetic_steps(n)
         return batches[n]
 
-    for n, name in tqdm(jobs, desc="credit_speed (vectorized)", unit="run"):
+    for n, name in progress(jobs, desc="credit_speed (vectorized)"):
         steps = batch(n)
         if not any(b[0] == n for b in build):
             cols = {k: getattr(steps, k) for k in ("group_id", "traj_id", "t", "reward", "done", "state_key",
@@ -208,11 +203,11 @@ def main(argv: list[str] | None = None) -> int:
         vec_times[name, n] = time_call(lambda f=ESTIMATORS[base], o=opts, s=steps: f(s, **o), args.repeat)
     ref_jobs = [(n, name) for n, name in jobs if refs is not None and _call(name)[0] in refs
                 and n <= min(args.ref_max, REF_MAX.get(_call(name)[0], args.ref_max))]
-    for n, name in tqdm(ref_jobs, desc="credit_speed (reference)", unit="run"):
+    for n, name in progress(ref_jobs, desc="credit_speed (reference)"):
         steps = batch(n)
         base, opts = _call(name)
         ref_times[name, n] = time_call(lambda f=refs[base], s=steps, o=opts: f(s, **o), 1)
-    shape_rows = _time_shapes(args.shapes, args.repeat, tqdm) if args.shapes else []
+    shape_rows = _time_shapes(args.shapes, args.repeat) if args.shapes else []
     load_after = os.getloadavg() if hasattr(os, "getloadavg") else None
     rows = [(name, n, vec_times[name, n], ref_times.get((name, n))) for n, name in jobs]
     load = ("unknown" if load_before is None else
@@ -254,17 +249,15 @@ def main(argv: list[str] | None = None) -> int:
               "| steps | rows in trajectory order | rows shuffled |", "|---:|---:|---:|"]
     lines += [f"| {n:,} | {_fmt(a)} | {_fmt(b)} |" for n, a, b in build]
     lines += _shape_table(shape_rows, args.shapes, args.repeat)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
+    write_atomic(args.out, "\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
 
 
-def _time_shapes(n: int, repeat: int, progress) -> list[tuple[str, dict[str, float], float]]:
+def _time_shapes(n: int, repeat: int) -> list[tuple[str, dict[str, float], float]]:
     """(shape, CPU seconds per estimator, hubs per group) for every shape of :data:`SHAPES` at ``n`` steps."""
     out = []
-    for shape, kw in progress(list(SHAPES.items()), desc="credit_speed (shapes)", unit="shape"):
+    for shape, kw in progress(list(SHAPES.items()), desc="credit_speed (shapes)"):
         steps = synthetic_steps(n, **kw)
         times = {}
         for name in SHAPE_ESTIMATORS:

@@ -27,14 +27,13 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 import agentgym_credit  # noqa: F401  (registers credit/*)
-from agentgym_credit.bench.stats.report import machine_lines, markdown_table, progress
+from agentgym_credit.bench.stats.report import machine_lines, markdown_table, progress, write_atomic
 from agentgym_credit.keys import mix64, stable_hash
 from agentgym_credit.wrappers.history import HistoryFingerprint
 
@@ -271,9 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = "python -m agentgym_credit.bench.speed.env_speed " + " ".join(sys.argv[1:])
     notes = goal_notes(rows, floor_costs(args.depth), args.depth)
     md = to_markdown(rows, command, args.steps, args.repeats, args.depth, load, notes)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(md)
+    write_atomic(args.out, md)
     print(md)
     return 0
 

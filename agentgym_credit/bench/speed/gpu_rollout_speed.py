@@ -34,10 +34,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-from agentgym_credit.bench.stats.report import fmt_num, machine_lines, markdown_table, progress
+from agentgym_credit.bench.stats.report import fmt_num, machine_lines, markdown_table, progress, write_atomic
 
 GOAL_VS_EAGER = 4.0
 GOAL_VS_STATIC = 1.5
@@ -344,11 +343,7 @@ token {agree["mean_first_divergence"]:.1f} on average (bf16 kernels differ betwe
 prefill and `generate`'s, so late divergence after a near-tie is expected; on CPU in float32 the tests
 check exact equality).
 """
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(out)
+    out = write_atomic(args.out, text)
     print(table)
     print(f"wrote {out}")
     return 0

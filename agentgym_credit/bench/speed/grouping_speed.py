@@ -159,9 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           "(the machine is shared).", ""]
     out.mkdir(parents=True, exist_ok=True)
     path = out / "grouping_speed.md"
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text("\n".join(md))
-    tmp.replace(path)
+    R.write_atomic(path, "\n".join(md))
     print("\n".join(md[6:8]))
     print(f"wrote {path}")
     return 0

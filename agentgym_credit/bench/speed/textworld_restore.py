@@ -94,7 +94,7 @@ def _episode(env, other, seed: int, steps: int) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from agentgym_credit.bench.stats.report import markdown_table, progress
+    from agentgym_credit.bench.stats.report import markdown_table, progress, write_atomic
     from agentgym_credit.envs.alfworld.textworld_env import TextWorldEnv
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -148,10 +148,7 @@ def main(argv: list[str] | None = None) -> None:
         markdown_table(["guard", "challenge", "expert infos", "episodes", "step ms", "own restore ms", "foreign first ms",
                         "foreign second ms", "step CPU ms", "foreign first CPU ms", "foreign second CPU ms"], table), "",
     ]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".md.tmp")
-    tmp.write_text("\n".join(lines))
-    os.replace(tmp, args.out)
+    write_atomic(args.out, "\n".join(lines))
     print(args.out.read_text())
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from agentgym_credit.bench.speed.webshop_speed import SNAPSHOT_POLICIES, _snapshot_cost, snapshot_lines
+from agentgym_credit.bench.stats.report import write_atomic
 from agentgym_credit.envs.webshop.env import WebShopEnv, shared_catalog
 
 
@@ -61,8 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.note:
         lines += [args.note, ""]
     lines += snapshot_lines(rows, args.episodes)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines) + "\n")
+    write_atomic(args.out, "\n".join(lines) + "\n")
     print(args.out.read_text())
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from agentgym_credit.bench.stats.report import write_atomic
 from agentgym_credit.envs.webshop import search as S
 from agentgym_credit.envs.webshop.catalog import PRODUCT_TYPES, generate_catalog
 from agentgym_credit.envs.webshop.env import WebShopEnv
@@ -379,8 +380,7 @@ def write_markdown(
         "",
     ]
     lines += _load_lines(loads or [])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines))
+    write_atomic(path, "\n".join(lines))
 
 
 def snapshot_lines(rows: list[tuple[int, str, dict[str, float]]], episodes: int) -> list[str]:
@@ -450,8 +450,7 @@ def _write_loads(loads: list[dict[str, Any]], path: Path, command: str, load: st
         *([note, ""] if note else []),
         *_load_lines(loads),
     ]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines))
+    write_atomic(path, "\n".join(lines))
 
 
 _LOAD_CHILD = """

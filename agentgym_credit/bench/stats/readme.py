@@ -20,6 +20,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from agentgym_credit.bench.stats.report import write_atomic
+
 BLOCKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "credit_accuracy": ("exact/credit_accuracy.md", ("Findings",)),
     "training": ("learning/training.md", ("Findings",)),
@@ -109,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         return 0
     if new != old:
-        args.readme.write_text(new, encoding="utf-8")
+        write_atomic(args.readme, new)
         print(f"updated {args.readme}")
     return 0
 

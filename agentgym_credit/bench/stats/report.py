@@ -9,7 +9,9 @@
 - :func:`machine_info` / :func:`machine_lines`: platform, CPU count and library versions, and the
   exact command, for the header of every ``benchmarks/*.md``.
 - :func:`read_command`: the command line recorded in such a header.
+- :func:`given_options`, :func:`check_known`: the options a command line gave, as a config's keywords; names checked.
 - :func:`progress`: a tqdm progress bar when tqdm is installed, a line every 10 s otherwise.
+- :func:`write_atomic`: a text file written whole or not at all (temporary file, then ``os.replace``).
 - :func:`write_section`: replace (or add) one named section of a markdown file shared by several
   benchmarks (``benchmarks/faults/reliability.md``), atomically, leaving the other sections as they are.
 """
@@ -148,6 +150,28 @@ def recorded_options(md_path: str | os.PathLike) -> list[str]:
     return words[first:]
 
 
+def check_known(kind: str, values: Iterable[Any], known: Sequence[Any]) -> None:
+    """Raise ``ValueError("unknown KIND 'x'; choose from KNOWN")`` for the first of ``values`` not in ``known``
+    (a config's names checked before a run starts)."""
+    for v in values:
+        if v not in known:
+            raise ValueError(f"unknown {kind} {v!r}; choose from {known}")
+
+
+def given_options(args: Any, values: Sequence[str] = (), lists: Sequence[str] = (),
+                  renamed: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A config's keywords from the options a command line gave: each option of ``values`` that is not None, each
+    of ``lists`` that is not empty (as a tuple); ``renamed`` maps an option to its config field where they differ.
+
+    >>> import argparse
+    >>> given_options(argparse.Namespace(seeds=3, depth=None, tasks=["cue"], arms=[]), ["seeds", "depth"], ["tasks", "arms"])
+    {'seeds': 3, 'tasks': ('cue',)}
+    """
+    field = (renamed or {}).get
+    kw = {field(k, k): getattr(args, k) for k in values if getattr(args, k) is not None}
+    return kw | {field(k, k): tuple(getattr(args, k)) for k in lists if getattr(args, k)}
+
+
 PROGRESS_EVERY_S = 10.0
 """Without tqdm, :func:`progress` prints a line at most this often (and at the start and the end)."""
 
@@ -195,10 +219,24 @@ def write_section(path: str | os.PathLike, name: str, body: str, *, preamble: st
         text = head + block + tail
     else:
         text = (text.rstrip() + "\n\n" if text.strip() else "") + block + "\n"
+    return write_atomic(path, text)
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` (its folder made if missing) through a temporary file in the same folder and
+    ``os.replace``, so a reader never sees half a report; the temporary file is removed if the write fails. The file
+    keeps its permissions, or gets a new file's (0666 less the umask) rather than the temporary file's 0600."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as f:
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        else:
+            umask = os.umask(0o022)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
     except BaseException:
@@ -219,6 +257,9 @@ __all__ = [
     "machine_info",
     "machine_lines",
     "read_command",
+    "given_options",
+    "check_known",
     "progress",
     "write_section",
+    "write_atomic",
 ]
