@@ -132,9 +132,10 @@ def _env_section(cfg: RealTrainConfig, res: RealResult, env: str, runs: list[dic
                     _ci([r["start_trained"] for r in rs]), _ci([r["final_trained"] for r in rs]),
                     _ci([r["steps"] for r in rs]) if env in cfg.target else "-", reach])
     tgt = cfg.target.get(env)
+    why = (": at a high expert bonus the prior's argmax is nearly the expert, and the sampled policy is the one "
+           "that learns" if cfg.expert_bonus > 0 else "; the prior has no expert bonus: it reads only the text")
     lines += [f"Held-out success (sampled unless said; mean and 95% interval over seeds). Start = before any "
-              f"update (greedy start {_ci([r['start_greedy'] for r in mine])}: at a high expert bonus the prior's "
-              f"argmax is nearly the expert, and the sampled policy is the one that learns)."
+              f"update (greedy start {_ci([r['start_greedy'] for r in mine])}{why})."
               + (f" Target for steps: {cfg.target_measure} >= {tgt:g} (censored at the budget)." if tgt else ""), "",
               R.markdown_table(["arm", "lr", "seeds", "start", "final", "mean over checkpoints", "final greedy",
                                 "trained goals: start", "trained goals: final", "env steps to target", "reached"],
