@@ -287,3 +287,23 @@ def test_best_arm_line_does_not_call_the_2x_goal_met_from_a_zero_start():
     assert "met" not in zero.replace("undefined", "") and "nan" not in zero and "undefined" in zero
     assert "2.50x; goal >= 2x: met" in best_arm_line("grpo", 0.25, 0.1)
     assert "1.50x; goal >= 2x: not met" in best_arm_line("grpo", 0.15, 0.1)
+
+
+def test_from_csv_render_of_a_stopped_study_keeps_its_stopped_note(tmp_path):
+    """--from-csv renders the rows a CSV holds, finished or not: it must not replace a stopped study's note with
+    'Complete: all N runs finished' (only a call that ran or resumed every run of the config knows that)."""
+    import shutil
+
+    from agentgym_credit.bench.stats import report as R
+
+    name, src = "matched_kl_known_dose_q04_v9", Path("benchmarks/learning")
+    for suffix in ("_meta.json", ".md"):
+        shutil.copy(src / f"{name}{suffix}", tmp_path / f"{name}{suffix}")
+    rows = R.read_csv(src / f"{name}.csv")
+    last = (rows[-1]["arm"], rows[-1]["seed"])  # a stopped study's CSV: one run missing
+    R.write_csv(tmp_path / f"{name}.csv", [r for r in rows if (r["arm"], r["seed"]) != last])
+    note = "## Study state\n\nStopped before it finished: one run missing.\n"
+    R.write_section(tmp_path / f"{name}.md", "state-exploration", note)
+    assert T.main(["--from-csv", str(tmp_path / f"{name}.csv"), "--out", str(tmp_path), "--name", name]) == 0
+    md = (tmp_path / f"{name}.md").read_text()
+    assert "Stopped before it finished: one run missing." in md and "Complete: all" not in md

@@ -491,7 +491,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         res = run_benchmark(cfg)
     paths = write_report(cfg, res)
     md = next(p for p in paths if p.suffix == ".md")
-    if f"<!-- state-{cfg.phase}:start -->" in md.read_text():  # a stopped study's note, now out of date
+    if args.from_csv is None and f"<!-- state-{cfg.phase}:start -->" in md.read_text():  # ran every run: now complete
         n = len({(r["env"], r["arm"], r["seed"]) for r in res.rows})
         R.write_section(md, f"state-{cfg.phase}", f"## Study state\n\nComplete: all {n} runs finished (earlier "
                         f"renders of this report held the finished runs only, with `--finished-only`).\n")
