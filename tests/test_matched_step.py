@@ -163,12 +163,11 @@ def test_a_stopped_study_reports_its_finished_runs_and_names_the_missing(tmp_pat
     assert T.main(argv) == 0
     md = (tmp_path / "training_real.md").read_text()
     assert "2 runs finished, 2 missing (webshop/grpo/1, webshop/imitate/1)" in md
-    # resumed to the end: the stopped study's note is replaced, and the wall time of a call that read finished
-    # runs from their files comes with the runs' own times summed (it was 'Wall time 0 s' alone)
+    # resumed to the end: the stopped study's note is replaced (the wording of the runs' own times beside the
+    # call's wall time depends on how long these tiny runs took: tested without timing in test_train_real.py)
     assert T.main(argv[:-1]) == 0
     md = (tmp_path / "training_real.md").read_text()
     assert "Stopped before it finished" not in md and "Complete: all 4 runs finished" in md
-    assert "runs' own times summed" in md
 
 
 def test_imitate_path_marks_the_expert_only_until_a_trajectory_leaves_its_path():

@@ -307,3 +307,21 @@ def test_from_csv_render_of_a_stopped_study_keeps_its_stopped_note(tmp_path):
     assert T.main(["--from-csv", str(tmp_path / f"{name}.csv"), "--out", str(tmp_path), "--name", name]) == 0
     md = (tmp_path / f"{name}.md").read_text()
     assert "Stopped before it finished: one run missing." in md and "Complete: all" not in md
+
+
+def test_runs_seconds_sums_each_runs_last_time_and_skips_blank_or_missing_times():
+    """A resumed render's 'Wall time' is the call's; the runs' own times come from each run's last row. A CSV's
+    blank cell, a NaN or a missing key counts as no time instead of crashing or printing nan."""
+    from types import SimpleNamespace
+
+    from agentgym_credit.bench.learning.train_real_report import _run_time_words, runs_seconds
+
+    rows = [{"env": "w", "arm": "a", "seed": 0, "seconds": 1.0}, {"env": "w", "arm": "a", "seed": 0, "seconds": 5.0},
+            {"env": "w", "arm": "b", "seed": 0, "seconds": ""}, {"env": "w", "arm": "b", "seed": 1},
+            {"env": "w", "arm": "c", "seed": 0, "seconds": float("nan")}, {"env": "w", "arm": "d", "seed": 0,
+                                                                            "seconds": "7"}]
+    assert runs_seconds(rows) == (5, 12.0)
+    assert runs_seconds([]) == (0, 0.0)
+    one = SimpleNamespace(rows=rows[:2], seconds=0.1)
+    assert _run_time_words(one) == " for this call; the run's own time 5 s"
+    assert _run_time_words(SimpleNamespace(rows=rows[:2], seconds=5.02)) == ""

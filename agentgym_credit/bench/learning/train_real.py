@@ -344,10 +344,9 @@ def finished_runs(cfg: RealTrainConfig, picks: dict[str, float] | None = None) -
                     res.rows.extend(json.loads(path.read_text()))
                 else:
                     missing.append(f"{e}/{a}/{s}")
-    last: dict[tuple[str, str, int], float] = {}
-    for r in res.rows:  # a run's rows are in order: its last holds its time
-        last[(r["env"], r["arm"], r["seed"])] = r["seconds"]
-    res.seconds = float(sum(last.values()))  # the finished runs' times summed (they ran one after another)
+    from agentgym_credit.bench.learning.train_real_report import runs_seconds
+
+    res.seconds = runs_seconds(res.rows)[1]  # the finished runs' times summed (they ran one after another)
     return res, missing
 
 

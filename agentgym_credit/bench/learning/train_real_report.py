@@ -132,8 +132,8 @@ def _env_section(cfg: RealTrainConfig, res: RealResult, env: str, runs: list[dic
                     _ci([r["start_trained"] for r in rs]), _ci([r["final_trained"] for r in rs]),
                     _ci([r["steps"] for r in rs]) if env in cfg.target else "-", reach])
     tgt = cfg.target.get(env)
-    why = (": at a high expert bonus the prior's argmax is nearly the expert, and the sampled policy is the one "
-           "that learns" if cfg.expert_bonus > 0 else "; the prior has no expert bonus: it reads only the text")
+    why = (f"; the prior's expert bonus is {cfg.expert_bonus:g}, and the sampled policy is the one that learns and is "
+           "measured" if cfg.expert_bonus > 0 else "; the prior has no expert bonus: it reads only the text")
     lines += [f"Held-out success (sampled unless said; mean and 95% interval over seeds). Start = before any "
               f"update (greedy start {_ci([r['start_greedy'] for r in mine])}{why})."
               + (f" Target for steps: {cfg.target_measure} >= {tgt:g} (censored at the budget)." if tgt else ""), "",
@@ -246,17 +246,27 @@ def _step_words(cfg: RealTrainConfig) -> str:
     return policy + f"advantages divided by their batch RMS ({cfg.adv_scale}), one step at the arm's rate"
 
 
+def runs_seconds(rows: Sequence[dict[str, Any]]) -> tuple[int, float]:
+    """How many runs ``rows`` hold and their own times summed (a run's rows are in order: its last holds its
+    time; a missing, blank or non-finite time counts as none)."""
+    last: dict[tuple[Any, Any, Any], float] = {}
+    for r in rows:
+        try:
+            v = float(r.get("seconds", "nan"))
+        except (TypeError, ValueError):
+            v = float("nan")
+        last[(r["env"], r["arm"], r["seed"])] = v if math.isfinite(v) else 0.0
+    return len(last), float(sum(last.values()))
+
+
 def _run_time_words(res: RealResult) -> str:
     """The runs' own times summed, when they differ from this call's wall time (runs resumed from their files,
     or run in parallel): a resumed study's render otherwise reports only the seconds it took to read them."""
-    last: dict[tuple[Any, Any, Any], float] = {}
-    for r in res.rows:  # a run's rows are in order: its last holds its time
-        if "seconds" in r:
-            last[(r["env"], r["arm"], r["seed"])] = float(r["seconds"])
-    total = sum(last.values())
-    if not last or abs(total - res.seconds) < max(1.0, 0.01 * total):
+    n, total = runs_seconds(res.rows)
+    if not n or abs(total - res.seconds) < max(1.0, 0.01 * total):
         return ""
-    return f" for this call; the {len(last)} runs' own times summed {total:.0f} s"
+    own = "the run's own time" if n == 1 else f"the {n} runs' own times summed"
+    return f" for this call; {own} {total:.0f} s"
 
 
 def write_report(cfg: RealTrainConfig, res: RealResult) -> list[Path]:
@@ -266,7 +276,8 @@ def write_report(cfg: RealTrainConfig, res: RealResult) -> list[Path]:
     if res.sweep:
         paths.append(R.write_csv(cfg.out / f"{cfg.name}_sweep.csv", res.sweep))
     R.write_atomic(cfg.out / f"{cfg.name}_meta.json", json.dumps(
-        {"picked": res.picked, "seconds": res.seconds, "load": list(res.load)}, indent=1) + "\n")
+        {"picked": res.picked, "seconds": res.seconds, "run_seconds": runs_seconds(res.rows)[1],
+         "load": list(res.load)}, indent=1) + "\n")
     png = curves_plot(cfg, res, base.with_suffix(".png"))
     summary = run_summary(cfg, res.rows)
     body = [f"## Results: {cfg.phase}", "", R.machine_lines(cfg.command), "",
@@ -291,9 +302,16 @@ def write_report(cfg: RealTrainConfig, res: RealResult) -> list[Path]:
     return paths
 
 
+_INT_COLUMNS = ("seed", "iteration", "env_steps", "updates")
+
+
 def read_result(csv_path: Path) -> RealResult:
     """The rows (and sweep, picks) of an earlier run, for re-rendering."""
     res = RealResult(rows=R.read_csv(csv_path))
+    for r in res.rows:  # counts come back from the CSV as floats; a re-render must write them as they were
+        for k in _INT_COLUMNS:
+            if isinstance(r.get(k), float) and r[k].is_integer():
+                r[k] = int(r[k])
     sweep = csv_path.with_name(csv_path.stem + "_sweep.csv")
     if sweep.exists():
         res.sweep = R.read_csv(sweep)
