@@ -49,6 +49,20 @@ def test_write_atomic_makes_the_folder_and_keeps_the_old_file_when_the_write_fai
     assert path.read_text() == "old\n" and [p.name for p in path.parent.iterdir()] == ["r.md"]  # no temp left
 
 
+def test_write_csv_is_atomic_and_keeps_the_old_file_when_a_row_fails(tmp_path):
+    """write_csv truncated the file before writing its rows: a row that fails left half a CSV on disk."""
+
+    class Bad:
+        def __str__(self):
+            raise RuntimeError("cannot format")
+
+    path = R.write_csv(tmp_path / "r.csv", [{"a": 1, "b": 0.5}])
+    assert R.read_csv(path) == [{"a": 1.0, "b": 0.5}] and path.read_bytes().endswith(b"\r\n")
+    with pytest.raises(RuntimeError, match="cannot format"):
+        R.write_csv(path, [{"a": 2, "b": 0.25}, {"a": Bad(), "b": 1.0}])
+    assert R.read_csv(path) == [{"a": 1.0, "b": 0.5}] and [p.name for p in tmp_path.iterdir()] == ["r.csv"]
+
+
 def test_check_known_names_the_first_unknown_and_the_choices():
     R.check_known("task", ["cue", "grid"], ["cue", "grid"])
     with pytest.raises(ValueError, match=r"unknown task 'gird'; choose from \['cue', 'grid'\]"):

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import io
 import math
 import os
 import platform
+import secrets
 import shlex
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -77,11 +78,12 @@ def write_csv(path: str | os.PathLike, rows: Sequence[Mapping[str, Any]]) -> Pat
     cols: dict[str, None] = {}
     for r in rows:
         cols.update(dict.fromkeys(r))
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(cols), restval="")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=list(cols), restval="")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
+    write_atomic(path, buf.getvalue())
     return path
 
 
@@ -228,15 +230,17 @@ def write_atomic(path: str | os.PathLike, text: str) -> Path:
     keeps its permissions, or gets a new file's (0666 less the umask) rather than the temporary file's 0600."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    while True:  # a fresh name, created with mode 0666 so the umask applies as to any new file (no umask change)
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
     try:
         if path.exists():
             os.chmod(tmp, path.stat().st_mode & 0o7777)
-        else:
-            umask = os.umask(0o022)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
         os.replace(tmp, path)
     except BaseException:
