@@ -267,17 +267,17 @@ def save_rows(res: dict, path: Path) -> None:
         for seed, (p, sa, ku) in enumerate(zip(d["pearson"], d["sign_acc"], kurt)):
             rows.append({"family": fam, "policy": pol, "N": n, "signal": name, "seed": seed, "pearson": round(p, 6),
                          "sign_acc": round(sa, 6), "kurt": round(ku, 4), "rows": counts[seed]})
-    tmp = path.with_name(path.name + ".tmp")
-    if path.suffix == ".gz":  # the tuning grid's rows (hundreds of candidates): gzipped
-        import csv
-        import gzip
+    if path.suffix != ".gz":
+        write_csv(path, rows)  # atomic
+        return
+    import csv  # the tuning grid's rows (hundreds of candidates): gzipped, through a temporary file
+    import gzip
 
-        with gzip.open(tmp, "wt", newline="") as f:
-            wr = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["family"])
-            wr.writeheader()
-            wr.writerows(rows)
-    else:
-        write_csv(tmp, rows)
+    tmp = path.with_name(path.name + ".tmp")
+    with gzip.open(tmp, "wt", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["family"])
+        wr.writeheader()
+        wr.writerows(rows)
     os.replace(tmp, path)
 
 

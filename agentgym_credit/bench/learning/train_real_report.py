@@ -302,16 +302,9 @@ def write_report(cfg: RealTrainConfig, res: RealResult) -> list[Path]:
     return paths
 
 
-_INT_COLUMNS = ("seed", "iteration", "env_steps", "updates")
-
-
 def read_result(csv_path: Path) -> RealResult:
     """The rows (and sweep, picks) of an earlier run, for re-rendering."""
     res = RealResult(rows=R.read_csv(csv_path))
-    for r in res.rows:  # counts come back from the CSV as floats; a re-render must write them as they were
-        for k in _INT_COLUMNS:
-            if isinstance(r.get(k), float) and r[k].is_integer():
-                r[k] = int(r[k])
     sweep = csv_path.with_name(csv_path.stem + "_sweep.csv")
     if sweep.exists():
         res.sweep = R.read_csv(sweep)

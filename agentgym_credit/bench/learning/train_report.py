@@ -405,10 +405,7 @@ def primary_lines(cfg: TrainBenchConfig, comps: Sequence[dict[str, Any]]) -> lis
 def read_result(csv_path: Path) -> TrainResult:
     """A :class:`~agentgym_credit.bench.learning.config.TrainResult` from the CSVs of an earlier run."""
 
-    rows = R.read_csv(csv_path)
-    for r in rows:
-        for k in ("seed", "iteration", "env_steps"):
-            r[k] = int(r[k])
+    rows = R.read_csv(csv_path)  # seeds, iterations and env steps come back as ints
     side = {k: csv_path.with_name(csv_path.stem + f"_{k}.csv") for k in ("sweep", "credit")}
     res = TrainResult(rows=rows, sweep=R.read_csv(side["sweep"]) if side["sweep"].exists() else [],
                       fixed=R.read_csv(side["credit"]) if side["credit"].exists() else [])

@@ -88,9 +88,15 @@ def write_csv(path: str | os.PathLike, rows: Sequence[Mapping[str, Any]]) -> Pat
 
 
 def read_csv(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Read a CSV written by :func:`write_csv`; cells that parse as numbers become floats."""
+    """Read a CSV written by :func:`write_csv`: a cell written as an integer comes back an ``int``, one that
+    parses as another number a ``float`` (``write_csv`` writes floats by ``repr``, so ``1.0`` stays a float),
+    anything else the string."""
 
     def conv(v: str) -> Any:
+        try:
+            return int(v)
+        except ValueError:
+            pass
         try:
             return float(v)
         except ValueError:
@@ -238,9 +244,9 @@ def write_atomic(path: str | os.PathLike, text: str) -> Path:
         except FileExistsError:
             continue
     try:
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            if path.exists():
+                os.chmod(tmp, path.stat().st_mode & 0o7777)
             f.write(text)
         os.replace(tmp, path)
     except BaseException:
