@@ -383,6 +383,8 @@ def test_two_processes_compute_credit_on_the_whole_group(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     ranks = [torch.load(out / f"rank{r}.pt", weights_only=False) for r in (0, 1)]
     assert all(d["num_processes"] == 2 and len(d["records"]) == 4 for d in ranks)
+    # each rank destroys its process group before exiting (gloo can abort at interpreter exit otherwise)
+    assert [d.get("process_group_alive_at_exit") for d in ranks] == [False, False]
     assert all(d["backend"] == "gloo" and d["device"].startswith("cpu") and d["distributed_type"] == "DistributedType.MULTI_CPU"
                for d in ranks), [(d["backend"], d["device"], d["distributed_type"]) for d in ranks]
     width = max(d["mask"].shape[1] for d in ranks)

@@ -10,7 +10,13 @@ Why ``--multi_gpu`` on a machine without GPUs: accelerate 1.x's ``--cpu`` launch
 ``accelerate/utils/launch.py``, ``prepare_simple_launcher_cmd_env``), so ``--cpu --num_processes 2`` trains on
 one process here (no MPI installed). ``--multi_gpu`` starts the processes with ``torch.distributed.run``
 (``multi_gpu_launcher``), and ``GRPOConfig(use_cpu=True)`` below puts each on the CPU, where accelerate
-initializes gloo."""
+initializes gloo.
+
+Each rank ends with ``accelerator.end_training()`` (a barrier, then ``destroy_process_group``) before it exits.
+Without it, a rank that leaves with its gloo process group alive can abort at interpreter exit ("terminate
+called without an active exception", SIGABRT; pytorch/pytorch#179291: gloo's worker threads may still hold
+work with Python references while the interpreter is torn down): it happened once in CI, after both ranks had
+trained."""
 
 from __future__ import annotations
 
@@ -53,9 +59,12 @@ def main(out_dir: str) -> None:
     trainer.train()
     rank = trainer.accelerator.process_index
     state = trainer.accelerator.state
-    torch.save({**trainer.recorded, "num_processes": trainer.accelerator.num_processes,
-                "backend": state.backend, "device": str(state.device), "distributed_type": str(state.distributed_type)},
-               os.path.join(out_dir, f"rank{rank}.pt"))
+    record = {**trainer.recorded, "num_processes": trainer.accelerator.num_processes,
+              "backend": state.backend, "device": str(state.device), "distributed_type": str(state.distributed_type)}
+    trainer.accelerator.wait_for_everyone()
+    trainer.accelerator.end_training()
+    record["process_group_alive_at_exit"] = torch.distributed.is_initialized()
+    torch.save(record, os.path.join(out_dir, f"rank{rank}.pt"))
 
 
 if __name__ == "__main__":

@@ -86,6 +86,7 @@ def main(a: Args) -> None:
         estimator=a.estimator, estimator_options={"gamma": a.gamma},
     )
     trainer.train()
+    trainer.accelerator.end_training()  # under `accelerate launch`: destroy the process group before exit
     for row in trainer.state.log_history:
         if "reward" in row:
             print(f"step {row['step']}: reward {row['reward']:.3f}  steps/episode "
