@@ -58,7 +58,7 @@ def test_killed_worker_trajectories_are_rerun_from_their_own_seeds(sub_collector
 def test_a_worker_that_died_while_idle_is_replaced_before_the_next_collect(sub_collector):
     victim = sub_collector.worker_pids()[1]
     os.kill(victim, signal.SIGKILL)
-    time.sleep(0.5)  # dead (a zombie until the collector reaps it)
+    sub_collector._backend._procs[1].join(30)  # dead before the collect, however busy the machine
     batch = sub_collector.collect(chain_policy, tasks=2)
     assert not batch.traj.failed.any() and not batch.traj.retries.any()
     assert victim not in sub_collector.worker_pids()
@@ -117,15 +117,15 @@ def test_env_interrupt_and_unsendable_info_fail_only_their_trajectories():
 
 
 def test_sync_backend_enforces_its_timeout():
-    col = GroupedRolloutCollector(FaultyEnv, group_size=2, max_steps=4, progress=False, timeout=1.0, max_retries=0)
+    col = GroupedRolloutCollector(FaultyEnv, group_size=2, max_steps=4, progress=False, timeout=3.0, max_retries=0)
     t0 = time.monotonic()
     with pytest.warns(UserWarning):
         batch = col.collect(chain_policy, tasks=["hang", "ok"])
-    assert time.monotonic() - t0 < 20  # the env sleeps 60 s per copy
+    assert time.monotonic() - t0 < 40  # the env sleeps 60 s per copy
     tt = batch.traj
     hung = np.array(tt.task_id) == "hang"
     assert tt.failed[hung].all() and not tt.failed[~hung].any()
-    assert all("did not answer within 1 s" in e for e in np.array(tt.error)[hung])
+    assert all("did not answer within 3 s" in e for e in np.array(tt.error)[hung])
     assert not col.collect(chain_policy, tasks=["ok"]).traj.failed.any()
 
 

@@ -150,10 +150,16 @@ def test_bad_cache_key_files_are_named_and_never_block(tmp_path, kind, message):
 @pytest.mark.slow
 def test_ray_worker_pids_after_a_kill():
     ray = pytest.importorskip("ray")
-    if not ray.is_initialized():
+    started = not ray.is_initialized()
+    if started:
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    col = GroupedRolloutCollector("credit/GridWorld-v0", env_kwargs=GRID, group_size=2, max_steps=5, backend="ray",
-                                  num_workers=2, progress=False, ray_options={"num_cpus": 0.25}, timeout=60)
+    try:
+        col = GroupedRolloutCollector("credit/GridWorld-v0", env_kwargs=GRID, group_size=2, max_steps=5,
+                                      backend="ray", num_workers=2, progress=False, ray_options={"num_cpus": 0.25})
+    except BaseException:
+        if started:
+            ray.shutdown()
+        raise
     try:
         victim = col.worker_pids()[0]
         os.kill(victim, signal.SIGKILL)
@@ -162,6 +168,8 @@ def test_ray_worker_pids_after_a_kill():
         assert len(pids) == 2 and victim not in pids
     finally:
         col.close()
+        if started:  # leave no cluster running for the rest of the session (torn down at exit otherwise)
+            ray.shutdown()
 
 
 def test_a_webshop_query_over_the_limit_is_an_invalid_no_op_without_search(monkeypatch):

@@ -42,7 +42,7 @@ def test_a_child_that_waits_without_cpu_is_not_refused():
 
 def test_a_blocked_child_is_refused_on_the_wall_backstop():
     """A child that never uses CPU and never ends is refused when the wall-time backstop runs out."""
-    with pytest.raises(SnapshotError, match=r"did not answer within 0\.\d+ s in a probe"):
+    with pytest.raises(SnapshotError, match=r"did not answer within [\d.]+ s in a probe"):
         zguard.probe(_frotz(lambda state: time.sleep(3600)), ("state",), "", ["look"], timeout=0.3)
 
 
