@@ -53,6 +53,22 @@ class ChainEnv(CreditEnv):
         return obs, float(won), won, False, info
 
 
+class SlowToStart:
+    """A ``ChainEnv(n)`` factory whose unpickling sleeps ``seconds`` while the file ``marker`` exists: a Ray actor
+    made with it as an argument then takes that long to start (its arguments are unpickled at creation)."""
+
+    def __init__(self, marker: str, seconds: float, n: int = 50):
+        self.marker, self.seconds, self.n = marker, seconds, n
+
+    def __call__(self) -> ChainEnv:
+        return ChainEnv(n=self.n)
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if os.path.exists(self.marker):
+            time.sleep(self.seconds)
+
+
 class FaultyEnv(ChainEnv):
     def _reset_impl(self, options):
         if options.get("task") == "bad-reset":

@@ -9,7 +9,14 @@ import time
 
 import pytest
 from test_collector import SLIPPY_GRID, assert_same_batch
-from test_collector_envs import ChainEnv, FaultyEnv, assert_only_faulty_failed, chain_policy, hash_policy
+from test_collector_envs import (
+    ChainEnv,
+    FaultyEnv,
+    SlowToStart,
+    assert_only_faulty_failed,
+    chain_policy,
+    hash_policy,
+)
 
 from agentgym_credit.wrappers import GroupedRolloutCollector
 
@@ -75,3 +82,29 @@ def test_ray_rejects_more_workers_than_the_cluster_has_cpus(ray_cluster):
     col = GroupedRolloutCollector(ChainEnv, group_size=2, backend="ray", num_workers=3, progress=False)
     with pytest.raises(ValueError, match="need 3 CPUs; the cluster has 2"):
         col.collect(chain_policy, tasks=1)
+
+
+def test_a_replacement_actors_start_up_is_not_a_round_trip(ray_cluster, tmp_path):
+    """A replacement actor's start-up is waited for up to ``start_timeout``, as the subprocess backend waits for its
+    workers: before, it counted against the next round trip's ``timeout``, so an actor that took 6 s to start
+    failed its retried trajectories at ``timeout=3`` (and its replacement did the same)."""
+    marker = tmp_path / "slow"
+    col = GroupedRolloutCollector(SlowToStart(str(marker), 6.0), group_size=2, backend="ray", num_workers=2,
+                                  max_steps=5, progress=False, timeout=3.0, max_retries=1)
+    try:
+        victim = col.worker_pids()[1]
+        marker.touch()  # actors made from now on take 6 s to start
+        killed = []
+
+        def policy(obs, infos):
+            if infos[0]["rollout"]["t"] == 2 and not killed:
+                os.kill(victim, signal.SIGKILL)
+                killed.append(victim)
+            return chain_policy(obs, infos)
+
+        tt = col.collect(policy, tasks=2).traj
+        assert killed and not tt.failed.any(), list(tt.error)
+        assert (tt.retries[tt.traj_id % 2 == 1] == 1).all() and col._backend.restarts == 1
+    finally:
+        marker.unlink(missing_ok=True)
+        col.close()

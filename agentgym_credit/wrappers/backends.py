@@ -461,8 +461,8 @@ class RayBackend(Backend):
     ``ray_options`` go to ``.options(...)`` of each actor (default ``{"num_cpus": 1}``; an env that
     mostly waits can take less, e.g. ``{"num_cpus": 0.25}``). A cluster with fewer CPUs in total
     than the actors ask for is a ``ValueError`` at once; actors that do not start within
-    ``start_timeout`` seconds (no free resources) are a ``RuntimeError`` — never an endless wait.
-    """
+    ``start_timeout`` seconds (no free resources) are a ``RuntimeError`` — never an endless wait. A replacement
+    actor is given ``start_timeout`` to start, so ``timeout`` bounds only the round trips."""
 
     def __init__(
         self,
@@ -513,23 +513,28 @@ class RayBackend(Backend):
         return self._cls.options(**self._options).remote(*self._args, contain_interrupts=True,
                                                          snapshot_key=self._key)
 
-    def _restart(self, w: int) -> None:
+    def _restart(self, w: int) -> float:
+        """Replace actor ``w`` and wait up to ``start_timeout`` for it to start (its start-up is not a round trip:
+        one still starting when the next ``timeout`` runs out would fail its batch); the seconds waited."""
+        t0 = time.monotonic()
         self._ray.kill(self._actors[w], no_restart=True)
         self._actors[w] = self._start()
+        self._ray.wait([self._actors[w].pid.remote()], timeout=self.start_timeout)
         self.restarts += 1
+        return time.monotonic() - t0
 
     _replace = _restart
 
     def run(self, batches):
         ray = self._ray
         refs = [None if b is None else self._actors[w].run.remote(b) for w, b in enumerate(batches)]
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + self.timeout  # moved on by each replacement's start-up below
+        left = lambda: max(0.0, deadline - time.monotonic())  # noqa: E731
         results: list[list[StepResult | EnvFailure]] = []
         for w, ref in enumerate(refs):
             if ref is None:
                 results.append([])
                 continue
-            left = lambda: max(0.0, deadline - time.monotonic())  # noqa: E731
             try:
                 results.append(ray.get(ref, timeout=left()))
                 continue
@@ -543,7 +548,7 @@ class RayBackend(Backend):
                     continue
                 except (ray.exceptions.RayError, ray.exceptions.GetTimeoutError) as e:
                     err = f"Ray env worker {w} could not send its results back ({type(e).__name__})"
-            self._restart(w)
+            deadline += self._restart(w)  # the other workers' time is not spent on this one's start-up
             results.append([EnvFailure(err, lost=True)] * len(batches[w][1]))
         return results
 
@@ -587,11 +592,4 @@ def make_backend(name: str, factory: Callable[[], gym.Env], **kwargs: Any) -> Ba
     return BACKENDS[name](factory, **kwargs)
 
 
-__all__ = [
-    "Backend",
-    "SyncBackend",
-    "SubprocessBackend",
-    "RayBackend",
-    "BACKENDS",
-    "make_backend",
-]
+__all__ = ["Backend", "SyncBackend", "SubprocessBackend", "RayBackend", "BACKENDS", "make_backend"]
