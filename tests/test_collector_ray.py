@@ -34,7 +34,7 @@ def test_ray_matches_sync(ray_cluster):
 
 def test_ray_dead_actor_is_replaced(ray_cluster):
     col = GroupedRolloutCollector(functools.partial(ChainEnv, n=50), group_size=2, backend="ray", num_workers=2,
-                                  max_steps=5, progress=False)  # default timeout: a cold replacement actor counts in it
+                                  max_steps=5, progress=False, timeout=60)
     try:
         victim = col.worker_pids()[1]
         killed = []
@@ -87,13 +87,13 @@ def test_ray_rejects_more_workers_than_the_cluster_has_cpus(ray_cluster):
 def test_a_replacement_actors_start_up_is_not_a_round_trip(ray_cluster, tmp_path):
     """A replacement actor's start-up is waited for up to ``start_timeout``, as the subprocess backend waits for its
     workers: before, it counted against the next round trip's ``timeout``, so an actor that took 6 s to start
-    failed its retried trajectories at ``timeout=3`` (and its replacement did the same)."""
+    failed its retried trajectories at ``timeout=3`` (and its replacement did the same); 15 s at 5 s here."""
     marker = tmp_path / "slow"
-    col = GroupedRolloutCollector(SlowToStart(str(marker), 6.0), group_size=2, backend="ray", num_workers=2,
-                                  max_steps=5, progress=False, timeout=3.0, max_retries=1)
+    col = GroupedRolloutCollector(SlowToStart(str(marker), 15.0), group_size=2, backend="ray", num_workers=2,
+                                  max_steps=5, progress=False, timeout=5.0, max_retries=1)
     try:
         victim = col.worker_pids()[1]
-        marker.touch()  # actors made from now on take 6 s to start
+        marker.touch()  # actors made from now on take 15 s to start
         killed = []
 
         def policy(obs, infos):
@@ -108,3 +108,21 @@ def test_a_replacement_actors_start_up_is_not_a_round_trip(ray_cluster, tmp_path
     finally:
         marker.unlink(missing_ok=True)
         col.close()
+
+
+def test_a_replacement_that_does_not_start_is_a_named_error(ray_cluster, tmp_path):
+    """A replacement actor gets ``start_timeout`` to start, like the first actors, and the same ``RuntimeError``
+    after it (never a round-trip timeout blamed on an actor that never started, never an endless wait)."""
+    from agentgym_credit.wrappers.backends import RayBackend
+
+    marker = tmp_path / "slow"
+    be = RayBackend(SlowToStart(str(marker), 60.0), 4, False, num_workers=1, timeout=5.0, start_timeout=2.0)
+    try:
+        victim = be.worker_pids()[0]
+        marker.touch()
+        os.kill(victim, signal.SIGKILL)
+        with pytest.raises(RuntimeError, match=r"1 of 1 Ray env workers did not start within 2 s"):
+            be.ensure_alive()
+    finally:
+        marker.unlink(missing_ok=True)
+        be.close()

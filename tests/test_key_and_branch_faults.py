@@ -155,7 +155,8 @@ def test_ray_worker_pids_after_a_kill():
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         col = GroupedRolloutCollector("credit/GridWorld-v0", env_kwargs=GRID, group_size=2, max_steps=5,
-                                      backend="ray", num_workers=2, progress=False, ray_options={"num_cpus": 0.25})
+                                      backend="ray", num_workers=2, progress=False, ray_options={"num_cpus": 0.25},
+                                      timeout=60)
     except BaseException:
         if started:
             ray.shutdown()

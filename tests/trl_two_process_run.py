@@ -12,11 +12,11 @@ one process here (no MPI installed). ``--multi_gpu`` starts the processes with `
 (``multi_gpu_launcher``), and ``GRPOConfig(use_cpu=True)`` below puts each on the CPU, where accelerate
 initializes gloo.
 
-Each rank ends with ``accelerator.end_training()`` (a barrier, then ``destroy_process_group``) before it exits.
-Without it, a rank that leaves with its gloo process group alive can abort at interpreter exit ("terminate
-called without an active exception", SIGABRT; pytorch/pytorch#179291: gloo's worker threads may still hold
-work with Python references while the interpreter is torn down): it happened once in CI, after both ranks had
-trained."""
+Each rank ends with ``accelerator.wait_for_everyone()`` (a barrier) and ``accelerator.end_training()`` (which
+calls ``destroy_process_group``) before it exits. Without them, a rank that leaves with its gloo process group
+alive can abort at interpreter exit ("terminate called without an active exception", SIGABRT): gloo's worker
+threads may still hold work with Python references while the interpreter is torn down, as the unmerged
+pytorch/pytorch#179291 describes. It happened once in CI, after both ranks had trained."""
 
 from __future__ import annotations
 

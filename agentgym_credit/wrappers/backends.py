@@ -2,20 +2,19 @@
 
 What lives here:
 
-- :class:`SyncBackend` (in process), :class:`SubprocessBackend` (``multiprocessing`` workers) and
-  :class:`RayBackend` (Ray actors) — one protocol: ``run`` sends each
-  :class:`~agentgym_credit.wrappers.workers.EnvWorker` one batch for its slots and gets all results
-  back, **one round trip per worker per step**, with a timeout on every round trip. A worker that dies
-  or times out is killed and replaced; its batch comes back as
-  :class:`~agentgym_credit.wrappers.workers.EnvFailure` results with ``lost=True``. ``ensure_alive``
-  replaces workers that died while idle.
+- :class:`SyncBackend` (in process), :class:`SubprocessBackend` (``multiprocessing`` workers) and :class:`RayBackend`
+  (Ray actors) — one protocol: ``run`` sends each :class:`~agentgym_credit.wrappers.workers.EnvWorker` one batch
+  for its slots and gets all results back, **one round trip per worker per step**, with a timeout on every round
+  trip. A worker that dies or times out is killed and replaced; its batch comes back as
+  :class:`~agentgym_credit.wrappers.workers.EnvFailure` results with ``lost=True``. ``ensure_alive`` replaces
+  workers that died while idle.
 - :func:`make_backend`: pick a backend by name.
 
-The same faults give the same results on every backend: in a worker process (subprocess, Ray) an
-env's own ``KeyboardInterrupt`` and a result that cannot cross the process boundary (an unpicklable
-``info`` value) fail only that slot. The sync backend enforces ``timeout`` with ``SIGALRM`` when it
-runs in the main thread of a Unix process (interrupting the env's Python code; elsewhere it has no
-timeout), and an env's ``KeyboardInterrupt`` there is the user's Ctrl-C and propagates.
+The same faults give the same results on every backend: in a worker process (subprocess, Ray) an env's own
+``KeyboardInterrupt`` and a result that cannot cross the process boundary (an unpicklable ``info`` value) fail only
+that slot. The sync backend enforces ``timeout`` with ``SIGALRM`` when it runs in the main thread of a Unix process
+(interrupting the env's Python code; elsewhere it has no timeout), and an env's ``KeyboardInterrupt`` there is the
+user's Ctrl-C and propagates.
 
 Slot ``i`` lives on worker ``i % num_workers``. Worker processes sign and check env snapshots with
 one key for the backend's lifetime: the parent's snapshot key (:func:`~agentgym_credit.envs.snapshot.snapshot_key`)
@@ -458,11 +457,11 @@ def _kill(proc, conn) -> None:
 class RayBackend(Backend):
     """Env workers as Ray actors (``ray.init()`` first to choose the cluster; a local one otherwise).
 
-    ``ray_options`` go to ``.options(...)`` of each actor (default ``{"num_cpus": 1}``; an env that
-    mostly waits can take less, e.g. ``{"num_cpus": 0.25}``). A cluster with fewer CPUs in total
-    than the actors ask for is a ``ValueError`` at once; actors that do not start within
-    ``start_timeout`` seconds (no free resources) are a ``RuntimeError`` — never an endless wait. A replacement
-    actor is given ``start_timeout`` to start, so ``timeout`` bounds only the round trips."""
+    ``ray_options`` go to ``.options(...)`` of each actor (default ``{"num_cpus": 1}``; an env that mostly waits
+    can take less, e.g. ``{"num_cpus": 0.25}``). A cluster with fewer CPUs in total than the actors ask for is a
+    ``ValueError`` at once; actors that do not start within ``start_timeout`` seconds (no free resources) are a
+    ``RuntimeError`` — never an endless wait. Replacement actors get the same ``start_timeout`` (and error), waited
+    for together before the next round trip, so ``timeout`` bounds only the round trips."""
 
     def __init__(
         self,
@@ -493,48 +492,51 @@ class RayBackend(Backend):
         need = float(self._options.get("num_cpus") or 0) * self.num_workers
         have = float(ray.cluster_resources().get("CPU", 0))
         if need > have:
-            raise ValueError(
-                f"{self.num_workers} Ray env workers with num_cpus={self._options['num_cpus']} need {need:g} CPUs; "
-                f"the cluster has {have:g}. Use fewer workers or ray_options={{'num_cpus': ...}} with less"
-            )
+            raise ValueError(f"{self.num_workers} Ray env workers with num_cpus={self._options['num_cpus']} need "
+                             f"{need:g} CPUs; the cluster has {have:g}. Use fewer workers or "
+                             "ray_options={'num_cpus': ...} with less")
         self.restarts = 0
         self._key = snapshot_key()  # every worker of this backend, replacements too, until use_key
         self._actors = [self._start() for _ in range(self.num_workers)]
-        ready, pending = ray.wait([a.pid.remote() for a in self._actors], num_returns=self.num_workers,
-                                  timeout=self.start_timeout)
+        self._starting = [a.pid.remote() for a in self._actors]  # first answers of actors not yet waited for
+        self._await_started(close=True)
+
+    def _await_started(self, close: bool = False) -> None:
+        """Wait up to ``start_timeout`` for every actor started since the last wait, all together (a start-up is
+        never part of a round trip's ``timeout``); a ``RuntimeError`` if any did not start (``close``: all stopped)."""
+        pings, self._starting = self._starting, []
+        _, pending = self._ray.wait(pings, num_returns=len(pings), timeout=self.start_timeout) if pings else ([], [])
         if pending:
-            self.close()
+            if close:
+                self.close()
             raise RuntimeError(
-                f"{len(pending)} of {self.num_workers} Ray env workers did not start within {self.start_timeout:g} s "
-                f"(free resources: {ray.available_resources()}); other actors may hold the CPUs they need"
+                f"{len(pending)} of {len(pings)} Ray env workers did not start within {self.start_timeout:g} s "
+                f"(free resources: {self._ray.available_resources()}); other actors may hold the CPUs they need"
             )
 
     def _start(self):
-        return self._cls.options(**self._options).remote(*self._args, contain_interrupts=True,
-                                                         snapshot_key=self._key)
+        return self._cls.options(**self._options).remote(*self._args, contain_interrupts=True, snapshot_key=self._key)
 
-    def _restart(self, w: int) -> float:
-        """Replace actor ``w`` and wait up to ``start_timeout`` for it to start (its start-up is not a round trip:
-        one still starting when the next ``timeout`` runs out would fail its batch); the seconds waited."""
-        t0 = time.monotonic()
+    def _restart(self, w: int) -> None:
+        """Replace actor ``w``; the next ``run`` (or this ``ensure_alive``) waits for it to start."""
         self._ray.kill(self._actors[w], no_restart=True)
         self._actors[w] = self._start()
-        self._ray.wait([self._actors[w].pid.remote()], timeout=self.start_timeout)
+        self._starting.append(self._actors[w].pid.remote())
         self.restarts += 1
-        return time.monotonic() - t0
 
     _replace = _restart
 
     def run(self, batches):
         ray = self._ray
+        self._await_started()  # replacements (a lost worker's, a new key's) start before the round trip is timed
         refs = [None if b is None else self._actors[w].run.remote(b) for w, b in enumerate(batches)]
-        deadline = time.monotonic() + self.timeout  # moved on by each replacement's start-up below
-        left = lambda: max(0.0, deadline - time.monotonic())  # noqa: E731
+        deadline = time.monotonic() + self.timeout
         results: list[list[StepResult | EnvFailure]] = []
         for w, ref in enumerate(refs):
             if ref is None:
                 results.append([])
                 continue
+            left = lambda: max(0.0, deadline - time.monotonic())  # noqa: E731
             try:
                 results.append(ray.get(ref, timeout=left()))
                 continue
@@ -548,12 +550,13 @@ class RayBackend(Backend):
                     continue
                 except (ray.exceptions.RayError, ray.exceptions.GetTimeoutError) as e:
                     err = f"Ray env worker {w} could not send its results back ({type(e).__name__})"
-            deadline += self._restart(w)  # the other workers' time is not spent on this one's start-up
+            self._restart(w)
             results.append([EnvFailure(err, lost=True)] * len(batches[w][1]))
         return results
 
     def ensure_alive(self) -> int:
         ray = self._ray
+        self._await_started()  # an actor still starting (a new key's) is not pinged as if it were idle
         pings = [a.pid.remote() for a in self._actors]
         ready, _ = ray.wait(pings, num_returns=len(pings), timeout=min(self.timeout, 30.0))
         replaced = 0
@@ -566,6 +569,7 @@ class RayBackend(Backend):
                 pass
             self._restart(w)
             replaced += 1
+        self._await_started()
         return replaced
 
     def worker_pids(self) -> list[int]:
