@@ -46,8 +46,9 @@ policy is called again for them), at most ``max_retries`` times each; ``batch.tr
 records how often. So a ``collect`` returns complete groups unless a trajectory keeps losing its
 worker (a deterministic hang), which then fails after its retries. A branch whose worker is lost
 fails (branches are extra budget). Workers that died while idle are replaced before a ``collect``
-starts. ``timeout`` bounds one round trip on every backend, not a replacement worker's start-up (the sync
-backend: see :class:`~agentgym_credit.wrappers.backends.SyncBackend` for its limits). Ctrl-C (or any
+starts. ``timeout`` bounds one round trip on every backend, not a replacement worker's start-up (up to
+120 s, the backends' ``start_timeout``; the sync backend: see
+:class:`~agentgym_credit.wrappers.backends.SyncBackend` for its limits). Ctrl-C (or any
 ``KeyboardInterrupt`` raised inside ``collect``) terminates the workers before it propagates; the
 collector re-creates them on the next ``collect``, and a ``collect`` that raised consumes no group
 seeds. ``collect`` warns (``UserWarning``) when any trajectory failed; ``batch.traj.failed``/
