@@ -84,6 +84,17 @@ def test_ray_rejects_more_workers_than_the_cluster_has_cpus(ray_cluster):
         col.collect(chain_policy, tasks=1)
 
 
+def killing_policy(victim: int, killed: list):
+    """``chain_policy`` that SIGKILLs process ``victim`` once, at step 2 (recorded in ``killed``)."""
+
+    def policy(obs, infos):
+        if infos[0]["rollout"]["t"] == 2 and not killed:
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+        return chain_policy(obs, infos)
+
+    return policy
+
 def test_a_replacement_actors_start_up_is_not_a_round_trip(ray_cluster, tmp_path):
     """A replacement actor's start-up is waited for up to ``start_timeout``, as the subprocess backend waits for its
     workers: before, it counted against the next round trip's ``timeout``, so an actor that took 6 s to start
@@ -95,13 +106,7 @@ def test_a_replacement_actors_start_up_is_not_a_round_trip(ray_cluster, tmp_path
         victim = col.worker_pids()[1]
         marker.touch()  # actors made from now on take 15 s to start
         killed = []
-
-        def policy(obs, infos):
-            if infos[0]["rollout"]["t"] == 2 and not killed:
-                os.kill(victim, signal.SIGKILL)
-                killed.append(victim)
-            return chain_policy(obs, infos)
-
+        policy = killing_policy(victim, killed)
         tt = col.collect(policy, tasks=2).traj
         assert killed and not tt.failed.any(), list(tt.error)
         assert (tt.retries[tt.traj_id % 2 == 1] == 1).all() and col._backend.restarts == 1
@@ -116,9 +121,10 @@ def test_a_replacement_that_does_not_start_is_a_named_error(ray_cluster, tmp_pat
     from agentgym_credit.wrappers.backends import RayBackend
 
     marker = tmp_path / "slow"
-    be = RayBackend(SlowToStart(str(marker), 60.0), 4, False, num_workers=1, timeout=5.0, start_timeout=2.0)
+    be = RayBackend(SlowToStart(str(marker), 60.0), 4, False, num_workers=1, timeout=5.0)
     try:
         victim = be.worker_pids()[0]
+        be.start_timeout = 2.0  # the first actor had the default 120 s, however busy the machine
         marker.touch()
         os.kill(victim, signal.SIGKILL)
         with pytest.raises(RuntimeError, match=r"1 of 1 Ray env workers did not start within 2 s"):
@@ -126,3 +132,26 @@ def test_a_replacement_that_does_not_start_is_a_named_error(ray_cluster, tmp_pat
     finally:
         marker.unlink(missing_ok=True)
         be.close()
+
+
+def test_a_lost_worker_whose_replacement_does_not_start_ends_the_collect(ray_cluster, tmp_path):
+    """The round-trip path: a worker lost mid-collect is replaced; when the replacement does not start within
+    ``start_timeout`` the next round trip raises the named error, the collector closes the backend (no group seeds
+    used), and the next collect starts afresh."""
+    marker = tmp_path / "slow"
+    col = GroupedRolloutCollector(SlowToStart(str(marker), 60.0), group_size=2, backend="ray", num_workers=2,
+                                  max_steps=5, progress=False, timeout=60)
+    try:
+        victim = col.worker_pids()[1]
+        col.backend.start_timeout = 2.0
+        marker.touch()
+        killed = []
+        policy = killing_policy(victim, killed)
+        with pytest.raises(RuntimeError, match=r"1 of 1 Ray env workers did not start within 2 s"):
+            col.collect(policy, tasks=2)
+        assert killed and col._backend is None and col.groups_collected == 0
+        marker.unlink()
+        assert not col.collect(chain_policy, tasks=2).traj.failed.any()
+    finally:
+        marker.unlink(missing_ok=True)
+        col.close()

@@ -460,8 +460,9 @@ class RayBackend(Backend):
     ``ray_options`` go to ``.options(...)`` of each actor (default ``{"num_cpus": 1}``; an env that mostly waits
     can take less, e.g. ``{"num_cpus": 0.25}``). A cluster with fewer CPUs in total than the actors ask for is a
     ``ValueError`` at once; actors that do not start within ``start_timeout`` seconds (no free resources) are a
-    ``RuntimeError`` — never an endless wait. Replacement actors get the same ``start_timeout`` (and error), waited
-    for together before the next round trip, so ``timeout`` bounds only the round trips."""
+    ``RuntimeError``, never an endless wait. Replacements get the same limit and error, waited for together before
+    the next round trip, so ``timeout`` bounds only round trips (a collect then raises, where a subprocess worker
+    that does not start fails only its batch)."""
 
     def __init__(
         self,
@@ -498,21 +499,20 @@ class RayBackend(Backend):
         self.restarts = 0
         self._key = snapshot_key()  # every worker of this backend, replacements too, until use_key
         self._actors = [self._start() for _ in range(self.num_workers)]
-        self._starting = [a.pid.remote() for a in self._actors]  # first answers of actors not yet waited for
+        self._starting = {w: a.pid.remote() for w, a in enumerate(self._actors)}  # first answers not waited for
         self._await_started(close=True)
 
     def _await_started(self, close: bool = False) -> None:
         """Wait up to ``start_timeout`` for every actor started since the last wait, all together (a start-up is
         never part of a round trip's ``timeout``); a ``RuntimeError`` if any did not start (``close``: all stopped)."""
-        pings, self._starting = self._starting, []
+        pings, self._starting = list(self._starting.values()), {}
         _, pending = self._ray.wait(pings, num_returns=len(pings), timeout=self.start_timeout) if pings else ([], [])
         if pending:
             if close:
                 self.close()
-            raise RuntimeError(
-                f"{len(pending)} of {len(pings)} Ray env workers did not start within {self.start_timeout:g} s "
-                f"(free resources: {self._ray.available_resources()}); other actors may hold the CPUs they need"
-            )
+            raise RuntimeError(f"{len(pending)} of {len(pings)} Ray env workers did not start within "
+                               f"{self.start_timeout:g} s (free resources: {self._ray.available_resources()}); other "
+                               "actors may hold the CPUs they need")
 
     def _start(self):
         return self._cls.options(**self._options).remote(*self._args, contain_interrupts=True, snapshot_key=self._key)
@@ -521,7 +521,7 @@ class RayBackend(Backend):
         """Replace actor ``w``; the next ``run`` (or this ``ensure_alive``) waits for it to start."""
         self._ray.kill(self._actors[w], no_restart=True)
         self._actors[w] = self._start()
-        self._starting.append(self._actors[w].pid.remote())
+        self._starting[w] = self._actors[w].pid.remote()  # a replaced replacement's ref is dropped
         self.restarts += 1
 
     _replace = _restart
@@ -583,7 +583,7 @@ class RayBackend(Backend):
                 self._ray.kill(a, no_restart=True)
             except Exception:
                 pass
-        self._actors = []
+        self._actors, self._starting = [], {}
 
 
 BACKENDS: dict[str, type[Backend]] = {"sync": SyncBackend, "subprocess": SubprocessBackend, "ray": RayBackend}
