@@ -23,6 +23,20 @@ from agentgym_credit.wrappers import GroupedRolloutCollector
 ray = pytest.importorskip("ray", reason="the ray backend needs `pip install -e '.[ray]'`")
 
 
+def killing_policy(victim: int, killed: list, pause: float = 0.0):
+    """``chain_policy`` that SIGKILLs process ``victim`` once, at step 2 (recorded in ``killed``), then sleeps
+    ``pause`` seconds."""
+
+    def policy(obs, infos):
+        if infos[0]["rollout"]["t"] == 2 and not killed:
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+            time.sleep(pause)
+        return chain_policy(obs, infos)
+
+    return policy
+
+
 def test_ray_matches_sync(ray_cluster):
     kw = dict(env="credit/GridWorld-v0", env_kwargs=SLIPPY_GRID, group_size=4, max_steps=20, seed=11,
               progress=False)
@@ -37,15 +51,7 @@ def test_ray_dead_actor_is_replaced(ray_cluster):
                                   max_steps=5, progress=False, timeout=60)
     try:
         victim = col.worker_pids()[1]
-        killed = []
-
-        def policy(obs, infos):
-            if infos[0]["rollout"]["t"] == 2 and not killed:
-                os.kill(victim, signal.SIGKILL)
-                killed.append(victim)
-                time.sleep(0.1)
-            return chain_policy(obs, infos)
-
+        policy = killing_policy(victim, [], pause=0.1)
         batch = col.collect(policy, tasks=2)
         tt = batch.traj
         on_victim = tt.traj_id % 2 == 1
@@ -83,17 +89,6 @@ def test_ray_rejects_more_workers_than_the_cluster_has_cpus(ray_cluster):
     with pytest.raises(ValueError, match="need 3 CPUs; the cluster has 2"):
         col.collect(chain_policy, tasks=1)
 
-
-def killing_policy(victim: int, killed: list):
-    """``chain_policy`` that SIGKILLs process ``victim`` once, at step 2 (recorded in ``killed``)."""
-
-    def policy(obs, infos):
-        if infos[0]["rollout"]["t"] == 2 and not killed:
-            os.kill(victim, signal.SIGKILL)
-            killed.append(victim)
-        return chain_policy(obs, infos)
-
-    return policy
 
 def test_a_replacement_actors_start_up_is_not_a_round_trip(ray_cluster, tmp_path):
     """A replacement actor's start-up is waited for up to ``start_timeout``, as the subprocess backend waits for its
